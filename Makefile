@@ -1,0 +1,34 @@
+# copilot-handoff: `make handoff` runs the proof ladder, `make test` runs the tests.
+# `setup` is idempotent: it only does work when its inputs changed.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+RUNTIME_STAMP := runtime/node_modules/.installed
+VENV_STAMP := $(VENV)/.installed
+
+.PHONY: setup handoff test clean
+
+setup: $(VENV_STAMP) $(RUNTIME_STAMP)
+
+$(VENV_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "copilot-handoff needs Python 3.11 or newer (found " + sys.version.split()[0] + ")")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	@touch $@
+
+# The runtime is pinned in runtime/package-lock.json and installed by npm, never committed.
+$(RUNTIME_STAMP): runtime/package.json runtime/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to install the Copilot runtime: install Node.js 20+ and npm"; exit 2; }
+	cd runtime && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+handoff: setup
+	$(BIN)/handoff run $(ARGS)
+
+test: setup
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) runtime/node_modules .state .pytest_cache *.egg-info

@@ -1,0 +1,3 @@
+from handoff.cli import main
+
+main()

@@ -1,0 +1,174 @@
+"""The checker: a verdict per turn from independent evidence, compared with the scenario.
+
+A question turn is **kept** only when two independent witnesses agree: the answer names
+the fact, *and* the witness model's own record says the fact was in the conversation it
+was sent (so the answer did not come from anywhere else). It is **lost** when both agree
+the fact is absent, or when the runtime said plainly that the session is not there. In
+every other case — a worker that died, a turn with no witness record, evidence that
+disagrees, an error that is not "not found" — it is **unknown**, never silently lost.
+The event log adds a third piece: whether the resume followed a close.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from handoff.fact import Fact
+from handoff.results import ScenarioResult, StepResult
+from handoff.scenario import Scenario, Step
+from handoff.worker.spec import OPENING_ACTIONS
+
+# Errors that mean "the store has no such session": a clean loss, not a failure to measure.
+NOT_FOUND_MARKERS = ("session not found", "returned no sessions")
+
+
+@dataclass(frozen=True)
+class Row:
+    scenario: str
+    step: str
+    turn: str
+    kind: str  # "tell" | "ask"
+    ran_in: str
+    store: str
+    closed_before_resume: str
+    answer: str
+    fact_reached_model: str
+    event_log: str
+    verdict: str  # kept | lost | unknown | "" for a tell turn
+    basis: str
+    expected: str
+    match: bool | None  # None for a row nothing is expected of
+
+
+def _yes_no(value: bool | None) -> str:
+    return "—" if value is None else ("yes" if value else "no")
+
+
+def _ran_in(step: StepResult) -> str:
+    ready = step.ready
+    if not ready:
+        return f"{step.step}: no runtime"
+    return f"{step.step} pid {ready['pid']}@{ready['hostname']}"
+
+
+def _store(step: StepResult) -> str:
+    return "shared" if step.home == "shared" else f"own ({step.step})"
+
+
+def _event_log(step: StepResult) -> str:
+    parts = []
+    log = step.first("eventlog")
+    if log and log.get("found"):
+        if log.get("resumes"):
+            parts.append(f"resume loaded {log.get('resume_event_count')} events")
+            if log.get("already_in_use"):
+                parts.append("alreadyInUse")
+        if log.get("starts", 0) > 1:
+            parts.append(f"{log['starts']} session.start roots")
+        if log.get("branch_points"):
+            parts.append(f"{log['branch_points']} fork(s)")
+        if not parts:
+            parts.append(f"{log.get('events')} events")
+    elif log:
+        parts.append("no event log in this home")
+    for action in step.of("action"):
+        if action["action"] == "metadata":
+            parts.append("metadata: found" if action.get("found") else "metadata: None")
+        elif action["action"] in ("list", "resume-most-recent"):
+            parts.append(f"listed {len(action.get('listed', []))}")
+    for error in step.of("error"):
+        parts.append(f"{error['action']} failed")
+    return "; ".join(parts) or "—"
+
+
+def _closed_before_resume(step: StepResult) -> bool | None:
+    log = step.first("eventlog")
+    return log.get("closed_before_resume") if log else None
+
+
+def _failure(step: StepResult) -> tuple[str, str]:
+    """Verdict and reason for an ask turn that produced no answer."""
+    for error in step.of("error"):
+        if error["action"] in OPENING_ACTIONS or error["action"] == "ask":
+            message = error.get("message", "")
+            if any(marker in message.lower() for marker in NOT_FOUND_MARKERS):
+                return "lost", f"{error['action']} failed: {message}"
+            return "unknown", f"{error['action']} failed (not a 'not found'): {message}"
+    if step.timed_out:
+        return "unknown", "worker timed out before answering"
+    if not step.finished:
+        tail = f": {step.stderr_tail.splitlines()[-1]}" if step.stderr_tail.strip() else ""
+        return "unknown", f"worker ended without 'finished' (exit code {step.exit_code}){tail}"
+    return "unknown", "the ask turn produced no answer"
+
+
+def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact) -> tuple[str, str]:
+    """Verdict for an ask turn that answered, from the answer and the witness records."""
+    if not fact_sent:
+        return "unknown", "the witness model has no record of this turn"
+    named = fact.is_in(answer)
+    sent = any(fact_sent)
+    if named and sent:
+        return "kept", "answer names the fact and the model was sent it"
+    if not named and not sent:
+        return "lost", "answer lacks the fact and the model was not sent it"
+    if named:
+        return "unknown", "answer names the fact but the model was not sent it"
+    return "unknown", "the model was sent the fact but the answer lacks it"
+
+
+def _short(text: str | None, width: int = 48) -> str:
+    if text is None:
+        return "—"
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def rows_for(scenario: Scenario, result: ScenarioResult, fact: Fact) -> list[Row]:
+    rows: list[Row] = []
+    for spec, step in zip(scenario.steps, result.steps):
+        rows.extend(_step_rows(spec, step, result, fact))
+    return rows
+
+
+def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact) -> list[Row]:
+    rows = []
+    closed = _closed_before_resume(step)
+    common = dict(
+        scenario=result.name,
+        step=step.step,
+        ran_in=_ran_in(step),
+        store=_store(step),
+        closed_before_resume=_yes_no(closed),
+        event_log=_event_log(step),
+    )
+    turns = step.of("turn")
+    for turn in turns:
+        records = [
+            e.fact_sent for e in result.evidence if e.step == step.step and e.turn == str(turn["turn"])
+        ]
+        reached = "no request" if not records else _yes_no(any(records))
+        if turn["kind"] == "ask":
+            verdict, basis = judge_answer(turn.get("answer"), records, fact)
+            rows.append(_judged(spec, common, str(turn["turn"]), "ask", turn.get("answer"), reached, verdict, basis, closed))
+        else:
+            rows.append(
+                Row(**common, turn=str(turn["turn"]), kind="tell", answer=_short(turn.get("answer")),
+                    fact_reached_model=reached, verdict="", basis="", expected="", match=None)
+            )
+    if spec.asks and not any(t["kind"] == "ask" for t in turns):
+        verdict, basis = _failure(step)
+        rows.append(_judged(spec, common, "—", "ask", None, "no request", verdict, basis, closed))
+    return rows
+
+
+def _judged(spec, common, turn, kind, answer, reached, verdict, basis, closed) -> Row:
+    match = verdict == spec.expect
+    expected = spec.expect or ""
+    if spec.closed_before_resume is not None:
+        expected += f", {'closed' if spec.closed_before_resume else 'not closed'}"
+        match = match and closed == spec.closed_before_resume
+    if closed is False and verdict == "kept":
+        basis += "; but no session.shutdown precedes the resume: not a resume-after-close"
+    return Row(**common, turn=turn, kind=kind, answer=_short(answer), fact_reached_model=reached,
+               verdict=verdict, basis=basis, expected=expected, match=match)

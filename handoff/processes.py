@@ -1,0 +1,100 @@
+"""Every process the tool starts, tracked so that none outlives a run.
+
+Workers are started in their own process group, and the runtime each worker spawns
+inherits it, so a group kill reaches both. On Linux the coordinator also makes itself a
+*child subreaper*: a runtime whose worker died is re-parented to the coordinator rather
+than to init, so psutil still finds it among the coordinator's descendants.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+
+import psutil
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    if sys.platform != "linux":
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+class ProcessTracker:
+    def __init__(self) -> None:
+        self._groups: set[int] = set()
+        self._pids: set[int] = set()
+        become_subreaper()
+
+    async def spawn(self, *args: str, **kwargs) -> asyncio.subprocess.Process:
+        process = await asyncio.create_subprocess_exec(*args, start_new_session=True, **kwargs)
+        self._pids.add(process.pid)
+        self._groups.add(process.pid)  # a new session's leader is also its group id
+        return process
+
+    def kill_tree(self, pid: int) -> None:
+        """SIGKILL a process, everything below it, and its process group."""
+        victims = []
+        with contextlib.suppress(psutil.NoSuchProcess):
+            root = psutil.Process(pid)
+            victims = [root, *root.children(recursive=True)]
+        for process in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        if pid in self._groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        # Our own children are reaped by whoever awaits them (asyncio); waiting on them
+        # here would steal their exit status from it.
+        psutil.wait_procs([p for p in victims if p.pid not in self._pids], timeout=5)
+
+    def forget(self, pid: int) -> None:
+        self._pids.discard(pid)
+
+    def alive(self) -> list[psutil.Process]:
+        """Tracked processes and their descendants that still run."""
+        found: dict[int, psutil.Process] = {}
+        for pid in self._pids:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                root = psutil.Process(pid)
+                if root.status() != psutil.STATUS_ZOMBIE:
+                    found[pid] = root
+                for child in root.children(recursive=True):
+                    found[child.pid] = child
+        for group in self._groups:
+            for process in psutil.process_iter(["pid"]):
+                with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                    if os.getpgid(process.pid) == group and process.status() != psutil.STATUS_ZOMBIE:
+                        found[process.pid] = process
+        found.pop(os.getpid(), None)
+        return list(found.values())
+
+    def stop_all(self) -> None:
+        """Kill everything still running; called on success, failure and Ctrl-C alike."""
+        for pid in list(self._pids):
+            self.kill_tree(pid)
+        for group in list(self._groups):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+        leftovers = self.alive()
+        for process in leftovers:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        psutil.wait_procs(leftovers, timeout=5)
+        self._reap_orphans()
+
+    @staticmethod
+    def _reap_orphans() -> None:
+        """Collect exit statuses of re-parented grandchildren so no zombie remains."""
+        with contextlib.suppress(ChildProcessError):
+            while True:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break

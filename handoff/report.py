@@ -1,0 +1,64 @@
+"""Rendering results: a pure function of the rows, so it can be tested without a runtime."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from tabulate import tabulate
+
+from handoff.checks import Row
+from handoff.results import ScenarioResult
+
+HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
+           "fact\nreached\nmodel", "event log", "verdict", "expected", "match"]
+WIDTHS = [None, None, 14, 10, None, 26, None, 26, None, 10, None]
+
+
+def _match(row: Row) -> str:
+    return "" if row.match is None else ("yes" if row.match else "NO")
+
+
+def table(rows: list[Row]) -> str:
+    body = [
+        [r.scenario, f"{r.turn} {r.kind}", r.ran_in, r.store, r.closed_before_resume, r.answer,
+         r.fact_reached_model, r.event_log, r.verdict, r.expected, _match(r)]
+        for r in rows
+    ]
+    return tabulate(body, headers=HEADERS, tablefmt="simple", maxcolwidths=WIDTHS)
+
+
+def explanations(results: list[ScenarioResult], rows: list[Row]) -> str:
+    lines = []
+    for result in results:
+        lines.append(f"{result.name} — {result.title} ({result.seconds:.1f} s)")
+        if result.skipped_reason:
+            lines.append(f"  skipped: {result.skipped_reason}")
+        for row in rows:
+            if row.scenario == result.name and row.kind == "ask":
+                lines.append(f"  turn {row.turn} ({row.step}): {row.verdict} — {row.basis}")
+        lines.append(f"  proves: {result.proves}")
+        lines.append(f"  does not prove: {result.does_not_prove}")
+    return "\n".join(lines)
+
+
+def summary(rows: list[Row], results: list[ScenarioResult]) -> str:
+    judged = [r for r in rows if r.match is not None]
+    failed = sorted({r.scenario for r in judged if not r.match})
+    text = f"{len(results)} scenarios, {len(judged)} judged turns, {len(judged) - sum(not r.match for r in judged)} as expected"
+    if failed:
+        text += f"; NOT as expected: {', '.join(failed)}"
+    return text
+
+
+def render(results: list[ScenarioResult], rows: list[Row], fact: str) -> str:
+    return "\n\n".join([f"Fact to remember: '{fact}'", table(rows), explanations(results, rows), summary(rows, results)])
+
+
+def write_json(path: Path, results: list[ScenarioResult], rows: list[Row]) -> None:
+    """Write the full results atomically: a reader never sees a half-written file."""
+    payload = {"results": [asdict(r) for r in results], "rows": [asdict(r) for r in rows]}
+    temporary = path.with_name(path.name + ".partial")
+    temporary.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    temporary.replace(path)

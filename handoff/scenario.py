@@ -1,0 +1,172 @@
+"""Scenario files: the schema, and a loader whose errors name the file, step and field.
+
+A scenario is a TOML file in ``scenarios/``; its name is the file's stem. Example::
+
+    title = "Cross process"
+    order = 30
+    proves = "..."
+    does_not_prove = "..."
+
+    [[steps]]
+    name = "A"
+    actions = ["create", "tell", "close"]
+
+    [[steps]]
+    name = "B"
+    actions = ["resume", "ask", "close"]
+    expect = "kept"
+
+Every step runs in a new worker process. ``home`` says where its runtime keeps
+sessions: ``shared`` (one home for the whole scenario) or ``own`` (a new, empty one).
+``session`` says which id the step gets: ``passed`` (the one the previous steps used)
+or ``unknown`` (a fresh id that was never created).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from handoff.errors import UserError
+from handoff.worker.spec import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
+
+VERDICTS = ("kept", "lost", "unknown")
+HOMES = ("shared", "own")
+SESSIONS = ("passed", "unknown")
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SCENARIO_DIR = PROJECT_ROOT / "scenarios"
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    actions: tuple[str, ...]
+    home: str = "shared"
+    session: str = "passed"
+    expect: str | None = None  # verdict expected for the step's "ask" turn
+    closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
+
+    @property
+    def asks(self) -> bool:
+        return "ask" in self.actions
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    proves: str
+    does_not_prove: str
+    steps: tuple[Step, ...]
+    order: int = 1000
+    session_id: str | None = None  # a fixed id, as an app with stable ids would use
+    path: Path | None = None
+
+
+class _Reader:
+    """Pulls typed fields out of a TOML table and explains what is wrong in one line."""
+
+    def __init__(self, path: Path, table: dict[str, Any], where: str = ""):
+        self.path, self.table, self.where = path, table, where
+
+    def fail(self, field: str, problem: str) -> UserError:
+        place = f"{self.path}: {self.where + ': ' if self.where else ''}field '{field}'"
+        return UserError(f"{place} {problem}")
+
+    def get(self, field: str, kind: type, default: Any = ..., choices: tuple = ()) -> Any:
+        if field not in self.table:
+            if default is ...:
+                raise self.fail(field, "is missing")
+            return default
+        value = self.table[field]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.fail(field, f"must be {kind.__name__}, got {type(value).__name__} {value!r}")
+        if choices and value not in choices:
+            raise self.fail(field, f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def reject_unknown(self, known: set[str]) -> None:
+        unknown = sorted(set(self.table) - known)
+        if unknown:
+            raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
+
+
+def _step(path: Path, index: int, table: Any) -> Step:
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
+    name = table.get("name", f"#{index + 1}")
+    read = _Reader(path, table, f"step '{name}'")
+    read.reject_unknown({"name", "actions", "home", "session", "expect", "closed_before_resume"})
+    actions = read.get("actions", list)
+    if not actions:
+        raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
+    for action in actions:
+        if action not in ACTIONS:
+            raise read.fail("actions", f"has unknown action {action!r} (known: {', '.join(ACTIONS)})")
+    if "hold" in actions and actions[-1] != "hold":
+        raise read.fail("actions", "has 'hold' before its end: a held worker is killed, so nothing after it runs")
+    if any(a in TURN_ACTIONS for a in actions) and not any(a in OPENING_ACTIONS for a in actions):
+        raise read.fail("actions", "has a turn but no create or resume before it")
+    step = Step(
+        name=read.get("name", str),
+        actions=tuple(actions),
+        home=read.get("home", str, "shared", HOMES),
+        session=read.get("session", str, "passed", SESSIONS),
+        expect=read.get("expect", str, None, VERDICTS),
+        closed_before_resume=read.get("closed_before_resume", bool, None),
+    )
+    if step.asks and step.expect is None:
+        raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")
+    if step.expect is not None and not step.asks:
+        raise read.fail("expect", "is set but the step has no 'ask' turn to judge")
+    return step
+
+
+def load(path: Path) -> Scenario:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UserError(f"{path}: cannot read: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise UserError(f"{path}: not valid TOML: {error}") from None
+    read = _Reader(path, data)
+    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "steps"})
+    steps = tuple(_step(path, i, table) for i, table in enumerate(read.get("steps", list)))
+    if not steps:
+        raise read.fail("steps", "is empty: a scenario needs at least one [[steps]] table")
+    names = [s.name for s in steps]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise UserError(f"{path}: step '{duplicate}': field 'name' is used by more than one step")
+    return Scenario(
+        name=path.stem,
+        title=read.get("title", str),
+        proves=read.get("proves", str),
+        does_not_prove=read.get("does_not_prove", str),
+        steps=steps,
+        order=read.get("order", int, 1000),
+        session_id=read.get("session_id", str, None),
+        path=path,
+    )
+
+
+def available(directory: Path = SCENARIO_DIR) -> dict[str, Path]:
+    return {path.stem: path for path in sorted(directory.glob("*.toml"))}
+
+
+def select(names: list[str], directory: Path = SCENARIO_DIR) -> list[Scenario]:
+    """Load the named scenarios (or all, in ladder order). A name may also be a file path."""
+    known = available(directory)
+    paths = []
+    for name in names or list(known):
+        if name in known:
+            paths.append(known[name])
+        elif name.endswith(".toml") and Path(name).is_file():
+            paths.append(Path(name))
+        else:
+            choices = ", ".join(known) or "(none found)"
+            raise UserError(f"unknown scenario {name!r}: choose from {choices}, or give a path to a .toml file")
+    return sorted((load(p) for p in paths), key=lambda s: (s.order, s.name))

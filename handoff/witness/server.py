@@ -1,0 +1,184 @@
+"""The witness model's HTTP endpoint: a small OpenAI-compatible server.
+
+It speaks enough of the OpenAI wire protocol for the Copilot runtime's BYOK provider:
+``GET /v1/models`` and ``POST /v1/chat/completions`` as one JSON body or as a
+Server-Sent Events stream. Every completion request is written to an evidence log
+(JSON lines) *before* it is answered, so whoever reads the log after a turn finished
+sees the request that produced the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote as url_unquote
+
+from handoff.witness.answer import conversation, message_text, reply_to
+
+MODEL_NAME = "handoff-witness"
+
+# Headers a worker sets through ProviderConfig.headers to say what a request belongs to.
+TAG_HEADERS = {
+    "scenario": "x-handoff-scenario",
+    "step": "x-handoff-step",
+    "host": "x-handoff-host",
+    "turn": "x-handoff-turn",
+}
+# The exact text that states the scenario's fact, percent-encoded (headers are ASCII).
+FACT_HEADER = "x-handoff-fact"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the witness saw in one request, as the checker reads it later."""
+
+    at: float
+    scenario: str | None
+    step: str | None
+    host: str | None
+    turn: str | None
+    messages_received: int
+    fact_sent: bool | None  # None when the request named no fact
+    reply_kind: str
+    reply: str
+
+
+class EvidenceLog:
+    """Append-only JSON-lines file, safe to write from the server's threads."""
+
+    def __init__(self, path: Path | None):
+        self._path = path
+        self._lock = threading.Lock()
+
+    def write(self, evidence: Evidence) -> None:
+        if self._path is None:
+            return
+        line = json.dumps(asdict(evidence), ensure_ascii=False) + "\n"
+        with self._lock, self._path.open("a", encoding="utf-8") as log:
+            log.write(line)
+            log.flush()
+
+
+def read_evidence(path: Path) -> list[Evidence]:
+    """Every record in an evidence log; a missing log means no request arrived."""
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8") as log:
+        return [Evidence(**json.loads(line)) for line in log if line.strip()]
+
+
+def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, str]:
+    """Answer one chat-completions body and describe what was in it."""
+    messages = body.get("messages") or []
+    talk = conversation(messages)
+    reply = reply_to(messages)
+    stated = headers.get(FACT_HEADER)
+    fact_sent = None
+    if stated is not None:
+        fact_text = url_unquote(stated)
+        fact_sent = any(fact_text in message_text(m) for m in talk)
+    evidence = Evidence(
+        at=time.time(),
+        **{field: headers.get(name) for field, name in TAG_HEADERS.items()},
+        messages_received=len(talk),
+        fact_sent=fact_sent,
+        reply_kind=reply.kind,
+        reply=reply.text,
+    )
+    return evidence, reply.text
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "HandoffWitness/1"
+    protocol_version = "HTTP/1.1"
+    evidence_log: EvidenceLog  # set on the subclass made by make_server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # the evidence log is the record; per-request stderr lines would only be noise
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self._send_json(
+                200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "owned_by": "handoff"}]}
+            )
+        else:
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        length = int(self.headers.get("content-length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError as error:
+            self._send_json(400, {"error": {"message": f"body is not JSON: {error}"}})
+            return
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        evidence, text = witness(body, headers)
+        self.evidence_log.write(evidence)
+        model = body.get("model") or MODEL_NAME
+        if body.get("stream"):
+            self._send_stream(model, text, include_usage=bool((body.get("stream_options") or {}).get("include_usage")))
+        else:
+            self._send_json(200, _completion(model, text))
+
+    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_stream(self, model: str, text: str, include_usage: bool) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for chunk in _chunks(model, text, include_usage):
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+
+def _usage(text: str) -> dict[str, int]:
+    completion = max(1, len(text.split()))
+    return {"prompt_tokens": 1, "completion_tokens": completion, "total_tokens": 1 + completion}
+
+
+def _completion(model: str, text: str) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": _usage(text),
+    }
+
+
+def _chunks(model: str, text: str, include_usage: bool) -> list[dict[str, Any]]:
+    base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    if include_usage:
+        chunks.append({**base, "choices": [], "usage": _usage(text)})
+    return chunks
+
+
+def make_server(host: str, port: int, evidence_path: Path | None) -> ThreadingHTTPServer:
+    handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path)})
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server

@@ -1,0 +1,53 @@
+"""``python -m handoff.worker``: read a WorkerSpec (JSON) on stdin, do it, report JSON lines.
+
+Standard output carries only the event lines: anything else that writes to stdout
+(a library, a stray print) is sent to stderr instead, so the coordinator's parser never
+sees noise. Whatever happens, the worker exits 0 after a ``finished`` line or, when even
+the spec could not be read, after an ``error`` line; it never shows a traceback to its
+parent as its result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+import traceback
+
+
+def _event_writer():
+    channel = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1, encoding="utf-8")
+    sys.stdout = sys.stderr
+
+    def emit(event: str, **fields) -> None:
+        channel.write(json.dumps({"event": event, "t": time.time(), **fields}, ensure_ascii=False) + "\n")
+        channel.flush()
+
+    return emit
+
+
+def main() -> int:
+    emit = _event_writer()
+    try:
+        from handoff.worker.spec import WorkerSpec
+
+        spec = WorkerSpec.from_json(sys.stdin.read())
+    except Exception as error:
+        emit("error", action="read-spec", message=f"cannot read the worker spec from stdin: {error}")
+        return 0
+    try:
+        from handoff.worker.run import Step
+
+        ok = asyncio.run(Step(spec, emit).run())
+        emit("finished", ok=ok)
+    except Exception as error:
+        traceback.print_exc()  # to stderr, kept in the worker's log for whoever debugs it
+        emit("error", action="worker", message=" ".join(str(error).split())[:400] or type(error).__name__)
+        emit("finished", ok=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

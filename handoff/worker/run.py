@@ -1,0 +1,150 @@
+"""One step, done by one worker process with its own runtime.
+
+The worker reports everything as JSON-lines events and never raises to its parent: an
+action that fails is reported as an ``error`` event and the actions that needed its
+result are reported as ``skipped``. The last line is always ``finished`` unless the
+process was killed, which the coordinator then knows from the missing line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from handoff.eventlog import events_path, summarize_file
+from handoff.fact import Fact
+from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
+
+Emit = Callable[..., None]
+
+
+class Step:
+    def __init__(self, spec: WorkerSpec, emit: Emit):
+        from handoff.worker.sdk import SDK_VERSION, Provider, Runtime  # the SDK loads here, timed
+
+        self.spec = spec
+        self.emit = emit
+        self.fact = Fact(spec.fact_value, spec.fact_topic)
+        self.session: Any = None
+        self.session_id = spec.session_id
+        self.turn = spec.first_turn
+        self.sdk_version = SDK_VERSION
+        self.runtime = Runtime(spec.runtime_path, spec.home, Provider(f"{spec.witness_url}/v1", spec.model, spec.tags))
+
+    async def run(self) -> bool:
+        started = time.monotonic()
+        version = await self.runtime.start()
+        self.emit(
+            "ready",
+            pid=os.getpid(),
+            hostname=socket.gethostname(),
+            home=self.spec.home,
+            runtime_version=version,
+            sdk_version=self.sdk_version,
+            runtime_start_ms=_ms(started),
+        )
+        ok = True
+        try:
+            for action in self.spec.actions:
+                ok = await self._do(action) and ok
+        finally:
+            await self.runtime.stop()
+        self._report_event_log()
+        return ok
+
+    async def _do(self, action: str) -> bool:
+        needs_session = action in TURN_ACTIONS or action == "close"
+        if needs_session and self.session is None:
+            self.emit("skipped", action=action, reason="no open session")
+            return False
+        started = time.monotonic()
+        try:
+            detail = await getattr(self, "_" + action.replace("-", "_"))()
+        except Exception as error:  # the worker reports, it never raises to its parent
+            self.emit("error", action=action, message=_one_line(error), ms=_ms(started))
+            return False
+        if action not in TURN_ACTIONS:
+            self.emit("action", action=action, session_id=self.session_id, ms=_ms(started), **(detail or {}))
+        return True
+
+    async def _create(self) -> None:
+        self.session = await self.runtime.create(self.session_id)
+        self.session_id = self.runtime.session_id(self.session)
+
+    async def _create_without_id(self) -> None:
+        self.session = await self.runtime.create(None)
+        self.session_id = self.runtime.session_id(self.session)
+
+    async def _resume(self) -> None:
+        self.session = await self.runtime.resume(self.session_id)
+
+    async def _resume_most_recent(self) -> dict:
+        stored = await self.runtime.list()
+        if not stored:
+            raise LookupError("list_sessions returned no sessions to resume")
+        newest = max(stored, key=lambda s: s.modified)
+        self.session_id = newest.session_id
+        self.session = await self.runtime.resume(newest.session_id)
+        return {"listed": [s.session_id for s in stored]}
+
+    async def _tell(self) -> None:
+        await self._turn("tell", self.fact.remember_prompt)
+
+    async def _ask(self) -> None:
+        await self._turn("ask", self.fact.question_prompt)
+
+    async def _turn(self, kind: str, prompt: str) -> None:
+        started = time.monotonic()
+        answer = await self.runtime.send(self.session, prompt, {"x-handoff-turn": str(self.turn)})
+        self.emit("turn", turn=self.turn, kind=kind, session_id=self.session_id, prompt=prompt, answer=answer, ms=_ms(started))
+        self.turn += 1
+
+    async def _close(self) -> None:
+        await self.runtime.close(self.session)
+        self.session = None
+
+    async def _metadata(self) -> dict:
+        found = await self.runtime.metadata(self.session_id)
+        return {"found": found is not None, "summary": found.summary if found else None}
+
+    async def _list(self) -> dict:
+        return {"listed": [s.session_id for s in await self.runtime.list()]}
+
+    async def _hold(self) -> None:
+        self.emit("holding", session_id=self.session_id)
+        await asyncio.Event().wait()  # until the coordinator kills this process
+
+    def _report_event_log(self) -> None:
+        if not self.session_id:
+            return
+        path = events_path(Path(self.spec.home), self.session_id)
+        summary = summarize_file(path)
+        if summary is None:
+            self.emit("eventlog", session_id=self.session_id, found=False)
+            return
+        last = summary.last_resume
+        self.emit(
+            "eventlog",
+            session_id=self.session_id,
+            found=True,
+            events=summary.events,
+            starts=summary.starts,
+            resumes=len(summary.resumes),
+            closed_before_resume=last.closed_before if last else None,
+            resume_event_count=last.event_count if last else None,
+            already_in_use=last.already_in_use if last else None,
+            branch_points=summary.branch_points,
+        )
+
+
+def _ms(since: float) -> int:
+    return round((time.monotonic() - since) * 1000)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:400]

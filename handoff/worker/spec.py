@@ -1,0 +1,53 @@
+"""What a worker is asked to do, and the actions it knows.
+
+The coordinator writes one :class:`WorkerSpec` as JSON to the worker's standard input;
+the worker answers with JSON lines on its standard output (see ``handoff.worker.events``).
+Nothing here imports the SDK, so the coordinator can use it freely.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+# Actions a step may list, in the order it wants them done.
+ACTIONS = {
+    "create": "create a session with the id the coordinator passes along",
+    "create-without-id": "create a session and let the runtime choose its id",
+    "resume": "resume the session with the id passed along",
+    "resume-most-recent": "list the stored sessions and resume the most recently modified",
+    "tell": "turn: ask the model to remember the fact",
+    "ask": "turn: ask the model which value was the favourite",
+    "close": "close (disconnect) the open session, which writes session.shutdown",
+    "metadata": "get_session_metadata for the id passed along",
+    "list": "list_sessions",
+    "hold": "report 'holding' and wait to be killed (used to simulate a crash)",
+}
+TURN_ACTIONS = {"tell", "ask"}
+OPENING_ACTIONS = {"create", "create-without-id", "resume", "resume-most-recent"}
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    scenario: str
+    step: str
+    host: str
+    runtime_path: str
+    home: str
+    witness_url: str
+    model: str
+    fact_value: str
+    fact_topic: str
+    actions: tuple[str, ...]
+    session_id: str | None = None
+    first_turn: int = 1
+    tags: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerSpec:
+        data = json.loads(text)
+        data["actions"] = tuple(data["actions"])
+        return cls(**data)
