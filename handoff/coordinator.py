@@ -58,8 +58,8 @@ class Coordinator:
         self.witness_url = ""
 
     async def run(self, scenarios: list[Scenario]) -> list[ScenarioResult]:
-        witness = await self._start_witness()
         try:
+            await self._start_witness()
             limit = asyncio.Semaphore(max(1, self.options.jobs))
 
             async def bounded(scenario: Scenario) -> ScenarioResult:
@@ -68,11 +68,9 @@ class Coordinator:
 
             return list(await asyncio.gather(*(bounded(s) for s in scenarios)))
         finally:
-            self.tracker.kill_tree(witness.pid)
-            await witness.wait()
-            self.tracker.forget(witness.pid)
+            await self.tracker.shutdown()  # the witness, and any worker an interrupt cut short
 
-    async def _start_witness(self) -> asyncio.subprocess.Process:
+    async def _start_witness(self) -> None:
         process = await self.tracker.spawn(
             sys.executable, "-m", "handoff.witness", "--port", "0", "--evidence", str(self.evidence_path),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -86,7 +84,6 @@ class Coordinator:
             error = (await process.stderr.read()).decode().strip()
             raise CoordinatorError(f"the witness model did not start (said {line or error or 'nothing'!r})")
         self.witness_url = line.removeprefix("Listening: ")
-        return process
 
     async def run_scenario(self, scenario: Scenario) -> ScenarioResult:
         started = time.monotonic()

@@ -31,13 +31,24 @@ class ProcessTracker:
     def __init__(self) -> None:
         self._groups: set[int] = set()
         self._pids: set[int] = set()
+        self._running: dict[int, asyncio.subprocess.Process] = {}
         become_subreaper()
 
     async def spawn(self, *args: str, **kwargs) -> asyncio.subprocess.Process:
         process = await asyncio.create_subprocess_exec(*args, start_new_session=True, **kwargs)
         self._pids.add(process.pid)
         self._groups.add(process.pid)  # a new session's leader is also its group id
+        self._running[process.pid] = process
         return process
+
+    async def shutdown(self) -> None:
+        """Kill and reap every spawned process, inside the event loop that owns them, so
+        that an interrupted run closes its pipes instead of leaving them to the GC."""
+        for pid, process in list(self._running.items()):
+            self.kill_tree(pid)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), 10)
+            self.forget(pid)
 
     def kill_tree(self, pid: int) -> None:
         """SIGKILL a process, everything below it, and its process group."""
@@ -57,6 +68,7 @@ class ProcessTracker:
 
     def forget(self, pid: int) -> None:
         self._pids.discard(pid)
+        self._running.pop(pid, None)
 
     def alive(self) -> list[psutil.Process]:
         """Tracked processes and their descendants that still run."""

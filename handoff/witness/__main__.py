@@ -23,14 +23,18 @@ def main(argv: list[str] | None = None) -> int:
     return serve(args.host, args.port, args.evidence)
 
 
+def _stop(*_) -> None:
+    """SIGTERM ends the server as cleanly as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def serve(host: str, port: int, evidence: Path | None) -> int:
     try:
         server = make_server(host, port, evidence)
     except OSError as error:
         print(f"error: cannot listen on {host}:{port}: {error.strerror}", file=sys.stderr)
         return 2
-    # SIGTERM ends the server as cleanly as Ctrl-C does.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _stop)
     bound_host, bound_port = server.server_address[:2]
     print(f"Listening: http://{bound_host}:{bound_port}", flush=True)
     try:

@@ -1,0 +1,44 @@
+"""End-to-end fixtures: the real runtime, the real witness over HTTP, real processes.
+
+The default matrix is run once per test session (it is the expensive part) and the
+tests then read its results; the same matrix runs a second time with another fact to
+show that nothing depends on the default value.
+"""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+import pytest
+
+from handoff import runner, scenario
+from handoff.fact import Fact
+from handoff.runtime_locator import locate_runtime
+
+OTHER_FACT = Fact("Champions", "customer tier")
+
+
+def handoff_processes() -> list[psutil.Process]:
+    """Workers, witnesses and runtimes started by the tool that are still running."""
+    runtime = str(locate_runtime())
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline", "exe", "status"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if process.info["status"] == psutil.STATUS_ZOMBIE or process.pid == os.getpid():
+            continue
+        if "handoff.worker" in cmdline or "handoff.witness" in cmdline or runtime in cmdline:
+            found.append(process)
+    return found
+
+
+@pytest.fixture(scope="session")
+def default_matrix():
+    chosen = scenario.select([])
+    return chosen, runner.run(chosen, Fact(), jobs=2)
+
+
+@pytest.fixture(scope="session")
+def other_fact_matrix():
+    chosen = scenario.select([])
+    return chosen, runner.run(chosen, OTHER_FACT, jobs=2)
