@@ -103,11 +103,15 @@ def _failure(step: StepResult) -> tuple[str, str]:
 
 
 def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact) -> tuple[str, str]:
-    """Verdict for an ask turn that answered, from the answer and the witness records."""
+    """Verdict for an ask turn that answered, from the answer and the witness records.
+    A record whose ``fact_sent`` is None checked nothing and is no evidence either way."""
     if not fact_sent:
         return "unknown", "the witness model has no record of this turn"
+    checked = [sent for sent in fact_sent if sent is not None]
+    if not checked:
+        return "unknown", "the witness model was not told which fact to look for"
     named = fact.is_in(answer)
-    sent = any(fact_sent)
+    sent = any(checked)
     if named and sent:
         return "kept", "answer names the fact and the model was sent it"
     if not named and not sent:
@@ -147,7 +151,8 @@ def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact)
         records = [
             e.fact_sent for e in result.evidence if e.step == step.step and e.turn == str(turn["turn"])
         ]
-        reached = "no request" if not records else _yes_no(any(records))
+        checked = [sent for sent in records if sent is not None]
+        reached = "no request" if not records else _yes_no(any(checked) if checked else None)
         if turn["kind"] == "ask":
             verdict, basis = judge_answer(turn.get("answer"), records, fact)
             rows.append(_judged(spec, common, str(turn["turn"]), "ask", turn.get("answer"), reached, verdict, basis, closed))

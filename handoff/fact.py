@@ -55,7 +55,10 @@ class Fact:
         return f"my favourite {self.topic} is '{quote(self.value)}'"
 
     def is_in(self, answer: str | None) -> bool:
-        """Does an answer name the value? Case-insensitive, as a person would read it."""
+        """Does an answer name the value, as a whole word or phrase? Case-insensitive, as a
+        person would read it; a short value such as "No" must not match inside "nothing"."""
         if not answer:
             return False
-        return self.value.casefold() in answer.casefold() or quote(self.value).casefold() in answer.casefold()
+        text = answer.casefold()
+        forms = {self.value.casefold(), quote(self.value).casefold()}
+        return any(re.search(rf"(?<!\w){re.escape(form)}(?!\w)", text) for form in forms if form)

@@ -104,12 +104,13 @@ def _step(path: Path, index: int, table: Any) -> Step:
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
     for action in actions:
-        if action not in ACTIONS:
+        if not isinstance(action, str) or action not in ACTIONS:
             raise read.fail("actions", f"has unknown action {action!r} (known: {', '.join(ACTIONS)})")
     if "hold" in actions and actions[-1] != "hold":
         raise read.fail("actions", "has 'hold' before its end: a held worker is killed, so nothing after it runs")
-    if any(a in TURN_ACTIONS for a in actions) and not any(a in OPENING_ACTIONS for a in actions):
-        raise read.fail("actions", "has a turn but no create or resume before it")
+    first_turn = next((i for i, a in enumerate(actions) if a in TURN_ACTIONS), None)
+    if first_turn is not None and not any(a in OPENING_ACTIONS for a in actions[:first_turn]):
+        raise read.fail("actions", f"has the turn {actions[first_turn]!r} before any create or resume")
     step = Step(
         name=read.get("name", str),
         actions=tuple(actions),

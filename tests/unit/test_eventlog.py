@@ -1,0 +1,86 @@
+"""Reading a session's event log for evidence."""
+
+import json
+
+from handoff.eventlog import EventLogSummary, Resume, events_path, read_events, summarize, summarize_file
+
+
+def event(kind, id_, parent=None, **data):
+    return {"id": id_, "parentId": parent, "type": kind, "data": data}
+
+
+def chain(*kinds):
+    """Events of these types, each the child of the one before."""
+    return [event(kind, str(i), str(i - 1) if i else None) for i, kind in enumerate(kinds)]
+
+
+def test_resume_after_shutdown_was_closed_before():
+    events = chain("session.start", "user.message", "session.shutdown")
+    events.append(event("session.resume", "r", "2", eventCount=3, alreadyInUse=False))
+    summary = summarize(events)
+    assert summary.resumes == (Resume(event_count=3, already_in_use=False, closed_before=True),)
+    assert summary.last_resume.closed_before is True
+
+
+def test_resume_without_shutdown_was_not_closed_before():
+    summary = summarize(chain("session.start", "user.message", "session.resume"))
+    assert summary.last_resume.closed_before is False
+
+
+def test_a_shutdown_before_a_new_start_does_not_count():
+    summary = summarize(chain("session.start", "session.shutdown", "session.start", "session.resume"))
+    assert summary.last_resume.closed_before is False
+
+
+def test_each_resume_needs_its_own_shutdown():
+    summary = summarize(chain("session.start", "session.shutdown", "session.resume", "session.resume"))
+    assert [r.closed_before for r in summary.resumes] == [True, False]
+
+
+def test_resume_reads_event_count_and_already_in_use():
+    summary = summarize([event("session.resume", "r", eventCount=12, alreadyInUse=True)])
+    assert (summary.last_resume.event_count, summary.last_resume.already_in_use) == (12, True)
+
+
+def test_resume_without_data_reads_none():
+    summary = summarize([{"id": "r", "type": "session.resume"}])
+    assert summary.last_resume == Resume(None, None, False)
+
+
+def test_counts_events_and_starts():
+    events = chain("session.start", "user.message") + [event("session.start", "s2")]
+    summary = summarize(events)
+    assert (summary.events, summary.starts, summary.resumes, summary.last_resume) == (3, 2, (), None)
+
+
+def test_branch_points_count_parents_with_two_children():
+    events = chain("session.start", "user.message", "assistant.message")
+    events += [event("user.message", "fork", "1"), event("user.message", "x", "fork")]
+    assert summarize(events).branch_points == 1
+    assert summarize(chain("session.start", "user.message", "assistant.message")).branch_points == 0
+
+
+def write_lines(path, lines):
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_read_events_counts_torn_lines_and_skips_blank_ones(tmp_path):
+    good = [event("session.start", "0"), event("user.message", "1", "0")]
+    path = write_lines(tmp_path / "events.jsonl", [json.dumps(good[0]), "", json.dumps(good[1]), '{"id": "2", "ty'])
+    assert read_events(path) == (good, 1)
+
+
+def test_summarize_file(tmp_path):
+    lines = [json.dumps(e) for e in chain("session.start", "session.shutdown", "session.resume")] + ["torn{"]
+    summary = summarize_file(write_lines(tmp_path / "events.jsonl", lines))
+    assert summary == EventLogSummary(events=3, starts=1, resumes=(Resume(None, None, True),), unreadable_lines=1)
+
+
+def test_summarize_file_is_none_without_a_log(tmp_path):
+    assert summarize_file(tmp_path / "missing" / "events.jsonl") is None
+    assert summarize_file(tmp_path) is None  # a directory is not a log
+
+
+def test_events_path(tmp_path):
+    assert events_path(tmp_path, "abc") == tmp_path / "session-state" / "abc" / "events.jsonl"

@@ -1,0 +1,60 @@
+"""The fact, its quoting, and the prompts that carry it."""
+
+import pytest
+
+from handoff.fact import REMEMBER_PATTERN, Fact, quote, unquote
+
+AWKWARD_VALUES = [
+    "At Risk",
+    "O'Brien",
+    "back\\slash",
+    "ends with a backslash\\",
+    "\\'",
+    'say "hi"',
+    "Ünïcödé ✓ 日本語",
+    "  spaces  around  ",
+    "it's 'quoted' \\ twice\\\\",
+]
+
+
+@pytest.mark.parametrize("value", AWKWARD_VALUES)
+def test_unquote_undoes_quote(value):
+    assert unquote(quote(value)) == value
+
+
+def test_quote_escapes_single_quotes_and_backslashes_only():
+    assert quote("O'Brien") == "O\\'Brien"
+    assert quote("a\\b") == "a\\\\b"
+    assert quote('say "hi" ✓') == 'say "hi" ✓'
+
+
+@pytest.mark.parametrize("value", AWKWARD_VALUES)
+def test_remember_prompt_carries_the_value_and_topic(value):
+    fact = Fact(value, "customer tier")
+    match = REMEMBER_PATTERN.fullmatch(fact.remember_prompt)
+    assert match is not None
+    assert match.group("topic") == "customer tier"
+    assert unquote(match.group("value")) == value
+
+
+def test_stated_text_is_part_of_the_remember_prompt():
+    fact = Fact("O'Brien", "surname")
+    assert fact.stated_text in fact.remember_prompt
+
+
+def test_is_in_ignores_case():
+    assert Fact("At Risk").is_in("Your favourite is AT RISK.")
+    assert Fact("Straße").is_in("you said STRASSE")
+
+
+def test_is_in_accepts_the_quoted_form():
+    assert Fact("O'Brien").is_in("Your favourite surname is 'O\\'Brien'.")
+
+
+@pytest.mark.parametrize("answer", [None, "", "Champions", "At", "Risk at"])
+def test_is_in_is_false_without_the_value(answer):
+    assert not Fact("At Risk").is_in(answer)
+
+
+def test_is_in_does_not_match_inside_another_word():
+    assert not Fact("Art").is_in("We started over.")

@@ -1,0 +1,162 @@
+"""Scenario files: the schema, and errors that name the file, step and field."""
+
+import dataclasses
+
+import pytest
+
+from handoff import scenario
+from handoff.errors import UserError
+from handoff.scenario import SCENARIO_DIR, Scenario, Step, load, select
+
+HEADER = 'title = "T"\nproves = "P"\ndoes_not_prove = "D"\n'
+STEP_A = '[[steps]]\nname = "A"\nactions = ["create", "tell", "close"]\n'
+
+
+def step(name="B", actions='["resume", "ask", "close"]', extra='expect = "kept"'):
+    return f'[[steps]]\nname = "{name}"\nactions = {actions}\n{extra}\n'
+
+
+def write(tmp_path, text, name="demo"):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_error(tmp_path, text) -> str:
+    path = write(tmp_path, text)
+    with pytest.raises(UserError) as raised:
+        load(path)
+    message = str(raised.value)
+    assert str(path) in message
+    return message
+
+
+def test_a_valid_file_loads_into_frozen_dataclasses(tmp_path):
+    text = 'order = 7\nsession_id = "fixed"\n' + HEADER + STEP_A + step(
+        extra='expect = "kept"\nhome = "own"\nsession = "unknown"\nclosed_before_resume = true')
+    loaded = load(write(tmp_path, text))
+    assert loaded == Scenario(
+        name="demo", title="T", proves="P", does_not_prove="D", order=7, session_id="fixed",
+        path=tmp_path / "demo.toml",
+        steps=(
+            Step("A", ("create", "tell", "close")),
+            Step("B", ("resume", "ask", "close"), home="own", session="unknown", expect="kept",
+                 closed_before_resume=True),
+        ),
+    )
+    assert loaded.steps[1].asks and not loaded.steps[0].asks
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loaded.title = "changed"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loaded.steps[0].home = "own"
+
+
+def test_defaults(tmp_path):
+    loaded = load(write(tmp_path, HEADER + STEP_A))
+    assert (loaded.order, loaded.session_id) == (1000, None)
+    assert loaded.steps[0] == Step("A", ("create", "tell", "close"), "shared", "passed", None, None)
+
+
+def test_invalid_toml(tmp_path):
+    assert "not valid TOML" in load_error(tmp_path, HEADER + "[[steps]\n")
+
+
+def test_unreadable_file(tmp_path):
+    with pytest.raises(UserError, match="cannot read"):
+        load(tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize("field", ["title", "proves", "does_not_prove"])
+def test_missing_top_level_text(tmp_path, field):
+    text = "".join(line + "\n" for line in HEADER.splitlines() if not line.startswith(field)) + STEP_A
+    assert f"field '{field}' is missing" in load_error(tmp_path, text)
+
+
+def test_missing_and_empty_steps(tmp_path):
+    assert "field 'steps' is missing" in load_error(tmp_path, HEADER)
+    assert "field 'steps' is empty" in load_error(tmp_path, HEADER + "steps = []\n")
+
+
+def test_unknown_top_level_field(tmp_path):
+    assert "field 'colour' is not a known field" in load_error(tmp_path, 'colour = "red"\n' + HEADER + STEP_A)
+
+
+# Each case: the step's TOML and what the message must say after "step 'B': field ...".
+STEP_ERRORS = {
+    "unknown step field": (step(extra='expect = "kept"\ncolour = "red"'), "field 'colour' is not a known field"),
+    "unknown action": (step(actions='["resume", "teleport"]', extra=""), "field 'actions' has unknown action 'teleport'"),
+    "empty actions": (step(actions="[]", extra=""), "field 'actions' is empty"),
+    "hold not last": (step(actions='["create", "hold", "tell"]', extra=""), "field 'actions' has 'hold' before its end"),
+    "turn without opening": (step(actions='["tell", "close"]', extra=""), "field 'actions' has the turn 'tell' before any create or resume"),
+    "ask without expect": (step(extra=""), "field 'expect' is missing"),
+    "expect without ask": (step(actions='["resume", "tell"]'), "field 'expect' is set but the step has no 'ask'"),
+    "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, got 'maybe'"),
+    "bad home": (step(extra='expect = "kept"\nhome = "cloud"'), "field 'home' must be one of shared, own, got 'cloud'"),
+    "bad session": (step(extra='expect = "kept"\nsession = "any"'), "field 'session' must be one of passed, unknown"),
+    "actions not a list": (step(actions='"resume"', extra=""), "field 'actions' must be list, got str"),
+    "closed not a bool": (step(extra='expect = "kept"\nclosed_before_resume = "yes"'),
+                          "field 'closed_before_resume' must be bool, got str"),
+}
+
+
+@pytest.mark.parametrize("case", STEP_ERRORS, ids=list(STEP_ERRORS))
+def test_step_errors_name_file_step_and_field(tmp_path, case):
+    text, expected = STEP_ERRORS[case]
+    assert f"step 'B': {expected}" in load_error(tmp_path, HEADER + STEP_A + text)
+
+
+def test_step_without_a_name_is_named_by_position(tmp_path):
+    text = HEADER + STEP_A + '[[steps]]\nactions = ["create"]\n'
+    assert "step '#2': field 'name' is missing" in load_error(tmp_path, text)
+
+
+@pytest.mark.parametrize("value, shown", [('"x"', "got str 'x'"), ("true", "got bool True")])
+def test_wrong_type_for_order(tmp_path, value, shown):
+    assert f"field 'order' must be int, {shown}" in load_error(tmp_path, f"order = {value}\n" + HEADER + STEP_A)
+
+
+def test_duplicate_step_names(tmp_path):
+    message = load_error(tmp_path, HEADER + STEP_A + step(name="A"))
+    assert "step 'A': field 'name' is used by more than one step" in message
+
+
+def test_a_step_that_is_not_a_table(tmp_path):
+    assert "steps[0] must be a table" in load_error(tmp_path, HEADER + "steps = [1]\n")
+
+
+def test_a_nested_list_as_an_action_is_a_user_error(tmp_path):
+    load_error(tmp_path, HEADER + step(actions='[["create"]]', extra=""))
+
+
+def test_a_turn_before_the_opening_action_is_rejected(tmp_path):
+    assert "has the turn 'ask' before any create or resume" in load_error(tmp_path, HEADER + step(actions='["ask", "resume"]'))
+
+
+# The shipped scenarios
+
+
+def test_select_all_loads_every_shipped_scenario_in_order():
+    loaded = select([])
+    assert {s.name for s in loaded} == {p.stem for p in SCENARIO_DIR.glob("*.toml")}
+    assert len(loaded) >= 1
+    assert [s.order for s in loaded] == sorted(s.order for s in loaded)
+    assert all(any(step.asks for step in s.steps) for s in loaded)
+
+
+def test_select_named_scenarios_sorts_them_by_order():
+    names = [s.name for s in select([])]
+    assert [s.name for s in select(list(reversed(names)))] == names
+
+
+def test_select_accepts_a_file_path(tmp_path):
+    path = write(tmp_path, HEADER + STEP_A, name="mine")
+    assert [s.name for s in select([str(path)])] == ["mine"]
+
+
+def test_select_unknown_name_lists_the_choices():
+    with pytest.raises(UserError) as raised:
+        select(["nope"])
+    message = str(raised.value)
+    assert "'nope'" in message
+    for name in scenario.available():
+        assert name in message
