@@ -70,7 +70,7 @@ def _event_log(step: StepResult) -> str:
         if not parts:
             parts.append(f"{log.get('events')} events")
     elif log:
-        parts.append("no event log in this home")
+        parts.append("no event log for this id")
     for action in step.of("action"):
         if action["action"] == "metadata":
             parts.append("metadata: found" if action.get("found") else "metadata: None")

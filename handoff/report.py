@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import asdict
 from pathlib import Path
 
@@ -29,17 +30,21 @@ def table(rows: list[Row]) -> str:
     return tabulate(body, headers=HEADERS, tablefmt="simple", maxcolwidths=WIDTHS)
 
 
+def _wrapped(text: str) -> str:
+    return textwrap.fill(text, width=110, initial_indent="  ", subsequent_indent="      ")
+
+
 def explanations(results: list[ScenarioResult], rows: list[Row]) -> str:
     lines = []
     for result in results:
         lines.append(f"{result.name} — {result.title} ({result.seconds:.1f} s)")
         if result.skipped_reason:
-            lines.append(f"  skipped: {result.skipped_reason}")
+            lines.append(_wrapped(f"skipped: {result.skipped_reason}"))
         for row in rows:
             if row.scenario == result.name and row.kind == "ask":
-                lines.append(f"  turn {row.turn} ({row.step}): {row.verdict} — {row.basis}")
-        lines.append(f"  proves: {result.proves}")
-        lines.append(f"  does not prove: {result.does_not_prove}")
+                lines.append(_wrapped(f"turn {row.turn} ({row.step}): {row.verdict} — {row.basis}"))
+        lines.append(_wrapped(f"proves: {result.proves}"))
+        lines.append(_wrapped(f"does not prove: {result.does_not_prove}"))
     return "\n".join(lines)
 
 
