@@ -48,11 +48,12 @@ def _ran_in(step: StepResult) -> str:
     ready = step.ready
     if not ready:
         return f"{step.step}: no runtime"
-    return f"{step.step} pid {ready['pid']}@{ready['hostname']}"
+    address = ready.get("address")
+    return f"{step.step} pid {ready['pid']}@{ready['hostname']}" + (f" {address}" if address else "")
 
 
 def _store(step: StepResult) -> str:
-    return "shared" if step.home == "shared" else f"own ({step.step})"
+    return {"shared": "shared", "own": f"own ({step.step})", "copied": f"copy ({step.step})"}[step.home]
 
 
 def _event_log(step: StepResult) -> str:
@@ -129,6 +130,11 @@ def _short(text: str | None, width: int = 48) -> str:
 
 
 def rows_for(scenario: Scenario, result: ScenarioResult, fact: Fact) -> list[Row]:
+    if result.skipped_reason:
+        return [Row(scenario=result.name, step="—", turn="—", kind="—", ran_in="—", store="—",
+                    closed_before_resume="—", answer="—", fact_reached_model="—",
+                    event_log=f"skipped: {result.skipped_reason}", verdict="skipped",
+                    basis=result.skipped_reason, expected="", match=None)]
     rows: list[Row] = []
     for spec, step in zip(scenario.steps, result.steps):
         rows.extend(_step_rows(spec, step, result, fact))

@@ -17,6 +17,7 @@ from handoff import report, runner, scenario as scenarios
 from handoff.coordinator import CoordinatorError
 from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE, Fact
+from handoff.hosts import SshTarget
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Measure what Copilot SDK session persistence keeps.")
 
@@ -34,13 +35,18 @@ def run(
     jobs: int = typer.Option(os.cpu_count() or 1, min=1, help="Scenarios run at once."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Also write full results here."),
     keep: Optional[Path] = typer.Option(None, help="Copy the run's homes, logs and evidence here."),
+    host: list[str] = typer.Option(
+        None, metavar="NAME=ssh://user@machine[:port][/home][?project=DIR]",
+        help="Run the scenario host NAME on a real machine over SSH.",
+    ),
 ) -> None:
     """Run scenarios and print the table of which turns kept the context."""
     try:
         if not fact.strip() or not topic.strip():
             raise UserError("--fact and --topic must not be empty")
         chosen = scenarios.select(names or [])
-        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep)
+        remote = _remote_hosts(host or [], chosen)
+        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote)
     except UserError as error:
         raise _fail(str(error), 2)
     except CoordinatorError as error:
@@ -51,6 +57,19 @@ def run(
     if json_path is not None:
         report.write_json(json_path, outcome.results, outcome.rows)
     raise typer.Exit(0 if outcome.all_as_expected else 1)
+
+
+def _remote_hosts(options: list[str], chosen: list) -> dict[str, SshTarget]:
+    known = {name for item in chosen for name in item.hosts}
+    remote = {}
+    for option in options:
+        name, separator, url = option.partition("=")
+        if not separator or not name:
+            raise UserError(f"--host {option}: expected NAME=ssh://user@machine")
+        if name not in known:
+            raise UserError(f"--host {name}: no selected scenario has a host named {name!r} (hosts: {', '.join(sorted(known)) or 'none'})")
+        remote[name] = SshTarget.parse(name, url)
+    return remote
 
 
 @app.command("list")

@@ -12,24 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote as url_quote
+from urllib.parse import quote as url_quote, urlsplit
 
 from handoff.fact import Fact
+from handoff.hosts import Host, Lan, LocalHost, NamespaceHost, NamespaceSshHost, SshHost, SshTarget, missing_capability
 from handoff.processes import ProcessTracker
 from handoff.results import ScenarioResult, StepResult
-from handoff.scenario import Scenario, Step
+from handoff.scenario import LOCAL, Scenario, Step
+from handoff.stores import prepare_home
 from handoff.witness.server import FACT_HEADER, MODEL_NAME, TAG_HEADERS, read_evidence
 from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
 
 WITNESS_START_TIMEOUT = 15.0
-# Credentials the witness runs never need; kept out of the runtime's environment.
-SCRUBBED_ENV = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_HOME")
 
 
 class CoordinatorError(Exception):
@@ -43,6 +42,9 @@ class RunOptions:
     runtime_path: Path
     run_dir: Path
     step_timeout: float = 120.0
+    lan: Lan | None = None  # the simulated LAN, when the run has namespace or ssh hosts
+    lan_problem: str | None = None  # why there is no LAN although a scenario needs one
+    remote_hosts: dict[str, SshTarget] = field(default_factory=dict)  # --host NAME=ssh://...
 
 
 def new_session_id() -> str:
@@ -66,13 +68,20 @@ class Coordinator:
                 async with limit:
                     return await self.run_scenario(scenario)
 
-            return list(await asyncio.gather(*(bounded(s) for s in scenarios)))
+            try:
+                # A TaskGroup, unlike gather, cancels the other scenarios when one fails.
+                async with asyncio.TaskGroup() as group:
+                    tasks = [group.create_task(bounded(s)) for s in scenarios]
+            except BaseExceptionGroup as failures:
+                raise failures.exceptions[0] from None
+            return [task.result() for task in tasks]
         finally:
             await self.tracker.shutdown()  # the witness, and any worker an interrupt cut short
 
     async def _start_witness(self) -> None:
+        listen = self.options.lan.gateway if self.options.lan else "127.0.0.1"
         process = await self.tracker.spawn(
-            sys.executable, "-m", "handoff.witness", "--port", "0", "--evidence", str(self.evidence_path),
+            sys.executable, "-m", "handoff.witness", "--host", listen, "--port", "0", "--evidence", str(self.evidence_path),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         try:
@@ -89,49 +98,82 @@ class Coordinator:
         started = time.monotonic()
         fact = self.options.fact
         result = ScenarioResult(scenario.name, scenario.title, scenario.proves, scenario.does_not_prove, fact.value)
+        skipped = self._cannot_run(scenario)
+        if skipped:
+            result.skipped_reason = skipped
+            return result
         workdir = self.options.run_dir / scenario.name
         (workdir / "cwd").mkdir(parents=True, exist_ok=True)
-        session_id = scenario.session_id or new_session_id()
-        turn = 1
-        for step in scenario.steps:
-            step_id = session_id if step.session == "passed" else new_session_id()
-            home = workdir / ("home-shared" if step.home == "shared" else f"home-{step.name}")
-            home.mkdir(exist_ok=True)
-            spec = self._spec(scenario, step, home, step_id, turn, fact)
-            outcome = await self._run_step(spec, step, workdir)
-            result.steps.append(outcome)
-            if step.session == "passed" and outcome.reported_session_id:
-                session_id = outcome.reported_session_id
-            turn += sum(1 for action in step.actions if action in TURN_ACTIONS)
+        hosts = self._hosts_for(scenario, workdir)
+        try:
+            await self._run_steps(scenario, result, workdir, hosts)
+        finally:
+            for host in hosts.values():
+                await host.close()
         result.evidence = [e for e in read_evidence(self.evidence_path) if e.scenario == scenario.name]
         result.seconds = time.monotonic() - started
         return result
 
-    def _spec(self, scenario: Scenario, step: Step, home: Path, session_id: str, turn: int, fact: Fact) -> WorkerSpec:
+    async def _run_steps(self, scenario: Scenario, result: ScenarioResult, workdir: Path, hosts: dict[str, Host]) -> None:
+        session_id = scenario.session_id or new_session_id()
+        turn = 1
+        previous_home: Path | None = None
+        for step in scenario.steps:
+            step_id = session_id if step.session == "passed" else new_session_id()
+            home = prepare_home(workdir, step.name, step.home, previous_home, step_id)
+            host = hosts[step.host]
+            spec = self._spec(scenario, step, host, home, step_id, turn)
+            outcome = await self._run_step(spec, step, host, home, workdir)
+            result.steps.append(outcome)
+            if step.session == "passed" and outcome.reported_session_id:
+                session_id = outcome.reported_session_id
+            turn += sum(1 for action in step.actions if action in TURN_ACTIONS)
+            previous_home = home
+
+    def _cannot_run(self, scenario: Scenario) -> str | None:
+        for name, kind in scenario.hosts.items():
+            if name in self.options.remote_hosts:
+                continue
+            problem = missing_capability(kind) or (None if self.options.lan else self.options.lan_problem)
+            if problem:
+                return f"host '{name}' ({kind}): {problem}"
+        return None
+
+    def _hosts_for(self, scenario: Scenario, workdir: Path) -> dict[str, Host]:
+        hosts: dict[str, Host] = {LOCAL: LocalHost(LOCAL)}
+        witness = urlsplit(self.witness_url)
+        for name, kind in scenario.hosts.items():
+            if name in self.options.remote_hosts:
+                hosts[name] = SshHost(name, self.options.remote_hosts[name], witness.hostname, witness.port)
+            elif kind == "namespace":
+                hosts[name] = NamespaceHost(name, self.options.lan, [self.options.run_dir])
+            else:
+                machine = NamespaceHost(name, self.options.lan, [self.options.run_dir])
+                hosts[name] = NamespaceSshHost(name, machine, workdir / f"ssh-{name}", witness.hostname, witness.port)
+        return hosts
+
+    def _spec(self, scenario: Scenario, step: Step, host: Host, home: Path, session_id: str, turn: int) -> WorkerSpec:
+        fact = self.options.fact
         tags = {
             TAG_HEADERS["scenario"]: scenario.name,
             TAG_HEADERS["step"]: step.name,
-            TAG_HEADERS["host"]: "local",
+            TAG_HEADERS["host"]: host.name,
             FACT_HEADER: url_quote(fact.stated_text),
         }
         return WorkerSpec(
-            scenario=scenario.name, step=step.name, host="local",
-            runtime_path=str(self.options.runtime_path), home=str(home),
-            witness_url=self.witness_url, model=MODEL_NAME,
+            scenario=scenario.name, step=step.name, host=host.name,
+            # an SSH host runs the runtime installed on its own machine
+            runtime_path="" if isinstance(host, SshHost) else str(self.options.runtime_path),
+            home=host.home(home), witness_url=host.witness_url(self.witness_url), model=MODEL_NAME,
             fact_value=fact.value, fact_topic=fact.topic,
             actions=step.actions, session_id=session_id, first_turn=turn, tags=tags,
         )
 
-    async def _run_step(self, spec: WorkerSpec, step: Step, workdir: Path) -> StepResult:
+    async def _run_step(self, spec: WorkerSpec, step: Step, host: Host, home: Path, workdir: Path) -> StepResult:
         outcome = StepResult(spec.scenario, spec.step, spec.host, step.home, spec.session_id)
         stderr_path = workdir / f"worker-{step.name}.stderr"
-        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
         with stderr_path.open("wb") as stderr:
-            process = await self.tracker.spawn(
-                sys.executable, "-m", "handoff.worker",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
-                cwd=workdir / "cwd", env=env,
-            )
+            process = await host.start_worker(self.tracker, home, stderr, workdir / "cwd")
             process.stdin.write(spec.to_json().encode())
             await process.stdin.drain()
             process.stdin.close()

@@ -14,7 +14,7 @@ from handoff.results import ScenarioResult
 
 HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
            "fact\nreached\nmodel", "event log", "verdict", "expected", "match"]
-WIDTHS = [None, None, 14, 10, None, 26, None, 26, None, 10, None]
+WIDTHS = [None, None, 16, 10, None, 24, None, 26, None, 10, None]
 
 
 def _match(row: Row) -> str:

@@ -12,6 +12,8 @@ from pathlib import Path
 from handoff.checks import Row, rows_for
 from handoff.coordinator import Coordinator, RunOptions
 from handoff.fact import Fact
+from handoff.hosts import Lan, SshTarget, missing_capability
+from handoff.hosts.network import NetworkError
 from handoff.processes import ProcessTracker
 from handoff.results import ScenarioResult
 from handoff.runtime_locator import locate_runtime
@@ -32,17 +34,37 @@ def _interrupt(*_):
     raise KeyboardInterrupt
 
 
-def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None = None) -> RunOutcome:
-    """Run the scenarios; every process and temporary file is gone when this returns or raises."""
+def _lan_if_needed(scenarios: list[Scenario], remote_hosts: dict[str, SshTarget]) -> tuple[Lan | None, str | None]:
+    """A simulated LAN when some scenario has a namespace or ssh host that is not remote."""
+    needed = any(name not in remote_hosts for s in scenarios for name in s.hosts)
+    problem = missing_capability("namespace") if needed else None
+    if not needed or problem:
+        return None, problem
+    try:
+        return Lan(), None
+    except NetworkError as error:
+        return None, str(error)
+
+
+def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None = None,
+        remote_hosts: dict[str, SshTarget] | None = None) -> RunOutcome:
+    """Run the scenarios; every process, namespace and temporary file is gone when this
+    returns or raises."""
     runtime_path = locate_runtime()
+    remote_hosts = remote_hosts or {}
     run_dir = Path(tempfile.mkdtemp(prefix="handoff-run-"))
     tracker = ProcessTracker()
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
+    lan = None
     try:
-        options = RunOptions(fact=fact, jobs=jobs, runtime_path=runtime_path, run_dir=run_dir)
+        lan, lan_problem = _lan_if_needed(scenarios, remote_hosts)
+        options = RunOptions(fact=fact, jobs=jobs, runtime_path=runtime_path, run_dir=run_dir, lan=lan,
+                             lan_problem=lan_problem, remote_hosts=remote_hosts)
         results = asyncio.run(Coordinator(options, tracker).run(scenarios))
     finally:
         tracker.stop_all()
+        if lan is not None:
+            lan.close()
         signal.signal(signal.SIGTERM, previous)
         if keep_dir is not None:
             shutil.copytree(run_dir, keep_dir, dirs_exist_ok=True)

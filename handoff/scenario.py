@@ -17,15 +17,18 @@ A scenario is a TOML file in ``scenarios/``; its name is the file's stem. Exampl
     expect = "kept"
 
 Every step runs in a new worker process. ``home`` says where its runtime keeps
-sessions: ``shared`` (one home for the whole scenario) or ``own`` (a new, empty one).
-``session`` says which id the step gets: ``passed`` (the one the previous steps used)
-or ``unknown`` (a fresh id that was never created).
+sessions: ``shared`` (one home for the whole scenario), ``own`` (a new, empty one) or
+``copied`` (a new one into which the coordinator copies the session's state from the
+previous step's home, as rsync would). ``session`` says which id the step gets:
+``passed`` (the one the previous steps used) or ``unknown`` (a fresh id that was never
+created). ``host`` names where the step runs: ``local`` (default) or a name from the
+scenario's ``[hosts]`` table, whose value is the kind: ``namespace`` or ``ssh``.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,9 @@ from handoff.errors import UserError
 from handoff.worker.spec import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
 
 VERDICTS = ("kept", "lost", "unknown")
-HOMES = ("shared", "own")
+HOMES = ("shared", "own", "copied")
+HOST_KINDS = ("namespace", "ssh")
+LOCAL = "local"
 SESSIONS = ("passed", "unknown")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +51,7 @@ class Step:
     actions: tuple[str, ...]
     home: str = "shared"
     session: str = "passed"
+    host: str = LOCAL
     expect: str | None = None  # verdict expected for the step's "ask" turn
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
 
@@ -63,7 +69,12 @@ class Scenario:
     steps: tuple[Step, ...]
     order: int = 1000
     session_id: str | None = None  # a fixed id, as an app with stable ids would use
+    hosts: dict[str, str] = field(default_factory=dict)  # name -> kind, besides "local"
     path: Path | None = None
+
+    @property
+    def host_kinds(self) -> set[str]:
+        return {self.hosts[step.host] for step in self.steps if step.host != LOCAL}
 
 
 class _Reader:
@@ -94,12 +105,12 @@ class _Reader:
             raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
 
 
-def _step(path: Path, index: int, table: Any) -> Step:
+def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
     if not isinstance(table, dict):
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
-    read.reject_unknown({"name", "actions", "home", "session", "expect", "closed_before_resume"})
+    read.reject_unknown({"name", "actions", "home", "session", "host", "expect", "closed_before_resume"})
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
@@ -116,6 +127,7 @@ def _step(path: Path, index: int, table: Any) -> Step:
         actions=tuple(actions),
         home=read.get("home", str, "shared", HOMES),
         session=read.get("session", str, "passed", SESSIONS),
+        host=read.get("host", str, LOCAL, (LOCAL, *hosts)),
         expect=read.get("expect", str, None, VERDICTS),
         closed_before_resume=read.get("closed_before_resume", bool, None),
     )
@@ -134,8 +146,12 @@ def load(path: Path) -> Scenario:
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
     read = _Reader(path, data)
-    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "steps"})
-    steps = tuple(_step(path, i, table) for i, table in enumerate(read.get("steps", list)))
+    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "steps"})
+    hosts = read.get("hosts", dict, {})
+    for name, kind in hosts.items():
+        if name == LOCAL or kind not in HOST_KINDS:
+            raise UserError(f"{path}: hosts: '{name}' must be a name other than 'local' with a kind among {', '.join(HOST_KINDS)}, got {kind!r}")
+    steps = tuple(_step(path, i, table, hosts) for i, table in enumerate(read.get("steps", list)))
     if not steps:
         raise read.fail("steps", "is empty: a scenario needs at least one [[steps]] table")
     names = [s.name for s in steps]
@@ -150,6 +166,7 @@ def load(path: Path) -> Scenario:
         steps=steps,
         order=read.get("order", int, 1000),
         session_id=read.get("session_id", str, None),
+        hosts=hosts,
         path=path,
     )
 

@@ -9,14 +9,19 @@ process was killed, which the coordinator then knows from the missing line.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import time
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlsplit
+
+import psutil
 
 from handoff.eventlog import events_path, summarize_file
 from handoff.fact import Fact
+from handoff.runtime_locator import locate_runtime
 from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
 
 Emit = Callable[..., None]
@@ -33,7 +38,10 @@ class Step:
         self.session_id = spec.session_id
         self.turn = spec.first_turn
         self.sdk_version = SDK_VERSION
-        self.runtime = Runtime(spec.runtime_path, spec.home, Provider(f"{spec.witness_url}/v1", spec.model, spec.tags))
+        # An empty runtime path means "the one installed on this machine" (remote hosts).
+        runtime_path = spec.runtime_path or str(locate_runtime())
+        self.home = Path(spec.home).expanduser()
+        self.runtime = Runtime(runtime_path, str(self.home), Provider(f"{spec.witness_url}/v1", spec.model, spec.tags))
 
     async def run(self) -> bool:
         started = time.monotonic()
@@ -42,7 +50,8 @@ class Step:
             "ready",
             pid=os.getpid(),
             hostname=socket.gethostname(),
-            home=self.spec.home,
+            address=_address_towards(self.spec.witness_url),
+            home=str(self.home),
             runtime_version=version,
             sdk_version=self.sdk_version,
             runtime_start_ms=_ms(started),
@@ -121,7 +130,7 @@ class Step:
     def _report_event_log(self) -> None:
         if not self.session_id:
             return
-        path = events_path(Path(self.spec.home), self.session_id)
+        path = events_path(self.home, self.session_id)
         summary = summarize_file(path)
         if summary is None:
             self.emit("eventlog", session_id=self.session_id, found=False)
@@ -139,6 +148,21 @@ class Step:
             already_in_use=last.already_in_use if last else None,
             branch_points=summary.branch_points,
         )
+
+
+def _address_towards(url: str) -> str | None:
+    """This machine's address on the route to ``url`` (no packet is sent); when that is
+    loopback (a port forwarded over SSH), its first other IPv4 address."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect((urlsplit(url).hostname, urlsplit(url).port or 80))
+        address = probe.getsockname()[0]
+        if not address.startswith("127."):
+            return address
+    for addresses in psutil.net_if_addrs().values():
+        for entry in addresses:
+            if entry.family == socket.AF_INET and not entry.address.startswith("127."):
+                return entry.address
+    return None
 
 
 def _ms(since: float) -> int:

@@ -54,7 +54,8 @@ def test_a_valid_file_loads_into_frozen_dataclasses(tmp_path):
 def test_defaults(tmp_path):
     loaded = load(write(tmp_path, HEADER + STEP_A))
     assert (loaded.order, loaded.session_id) == (1000, None)
-    assert loaded.steps[0] == Step("A", ("create", "tell", "close"), "shared", "passed", None, None)
+    assert loaded.steps[0] == Step("A", ("create", "tell", "close"), home="shared", session="passed", host="local",
+                                   expect=None, closed_before_resume=None)
 
 
 def test_invalid_toml(tmp_path):
@@ -91,7 +92,7 @@ STEP_ERRORS = {
     "ask without expect": (step(extra=""), "field 'expect' is missing"),
     "expect without ask": (step(actions='["resume", "tell"]'), "field 'expect' is set but the step has no 'ask'"),
     "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, got 'maybe'"),
-    "bad home": (step(extra='expect = "kept"\nhome = "cloud"'), "field 'home' must be one of shared, own, got 'cloud'"),
+    "bad home": (step(extra='expect = "kept"\nhome = "cloud"'), "field 'home' must be one of shared, own, copied, got 'cloud'"),
     "bad session": (step(extra='expect = "kept"\nsession = "any"'), "field 'session' must be one of passed, unknown"),
     "actions not a list": (step(actions='"resume"', extra=""), "field 'actions' must be list, got str"),
     "closed not a bool": (step(extra='expect = "kept"\nclosed_before_resume = "yes"'),

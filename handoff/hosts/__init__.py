@@ -1,0 +1,33 @@
+"""Hosts: where a step's worker runs (see base.py for the protocol)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from handoff.hosts.base import Host, LocalHost
+from handoff.hosts.namespace import NamespaceHost
+from handoff.hosts.network import Lan
+from handoff.hosts.ssh import SSHD, NamespaceSshHost, SshHost, SshTarget
+
+__all__ = ["Host", "LocalHost", "NamespaceHost", "NamespaceSshHost", "SshHost", "SshTarget", "Lan",
+           "missing_capability"]
+
+
+def missing_capability(kind: str) -> str | None:
+    """Why this machine cannot make hosts of ``kind``, or None when it can."""
+    if kind == "local":
+        return None
+    if os.geteuid() != 0:
+        return "simulated hosts need root for network and mount namespaces (use --host NAME=ssh://... for a real machine)"
+    for tool, package in (("ip", "iproute2"), ("unshare", "util-linux")):
+        if shutil.which(tool) is None:
+            return f"`{tool}` is missing: install {package} (make setup does, as root)"
+    if kind == "ssh":
+        if not Path(SSHD).is_file():
+            return f"{SSHD} is missing: install openssh-server (make setup does, as root)"
+        for tool in ("ssh", "ssh-keygen"):
+            if shutil.which(tool) is None:
+                return f"`{tool}` is missing: install openssh-client (make setup does, as root)"
+    return None

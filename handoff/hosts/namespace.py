@@ -1,0 +1,80 @@
+"""A simulated machine made of Linux namespaces, with no container engine.
+
+Each namespace host has
+* its own network namespace on the run's bridge, with its own address (network);
+* its own hostname, ``host-<name>`` (UTS);
+* its own mount table: a private ``/mnt`` holding its home (``/mnt/home``, the only
+  store it is given) and its user directory, and empty tmpfs mounts over ``/tmp``,
+  ``/run`` and the run's directory, so no other host's home is visible (mount);
+* its own process tree, the worker being its first process (PID).
+It shares the machine's installed software (the venv and the runtime executable), as
+machines built from one image do.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from handoff.hosts.base import PIPES, Host, worker_env
+from handoff.hosts.network import Lan
+from handoff.processes import ProcessTracker
+
+INSIDE = "/mnt"
+HOME_INSIDE = f"{INSIDE}/home"
+USER_INSIDE = f"{INSIDE}/user"
+
+# Runs as the namespace's first process: build the private view, then become the command.
+# HANDOFF_BINDS is "name=/source ..." (directories of this machine shown at /mnt/<name>),
+# HANDOFF_HIDE the directories covered by empty tmpfs mounts, deepest first.
+_ENTER = f"""
+set -e
+hostname "$HANDOFF_HOSTNAME"
+mount -t tmpfs handoff-host {INSIDE}
+mkdir {USER_INSIDE}
+for bind in $HANDOFF_BINDS; do
+  mkdir "{INSIDE}/${{bind%%=*}}"
+  mount --bind "${{bind#*=}}" "{INSIDE}/${{bind%%=*}}"
+done
+for hidden in $HANDOFF_HIDE; do [ -d "$hidden" ] && mount -t tmpfs handoff-hidden "$hidden"; done
+mkdir -p /run/sshd
+export HOME={USER_INSIDE} TMPDIR=/tmp
+cd {USER_INSIDE}
+exec "$@"
+"""
+
+
+class NamespaceHost(Host):
+    kind = "namespace"
+
+    def __init__(self, name: str, lan: Lan, hidden: list[Path]):
+        super().__init__(name)
+        self.lan = lan
+        self.hidden = hidden
+        self.hostname = f"host-{name}"
+        self.namespace, self.address = lan.add_host(name)
+
+    def enter(self, binds: dict[str, Path], *command: str) -> tuple[list[str], dict[str, str]]:
+        """argv and environment that run ``command`` inside this host, with each directory
+        of ``binds`` (name -> directory here) visible at /mnt/<name> and nothing else of
+        the run's files."""
+        argv = [
+            "ip", "netns", "exec", self.namespace,
+            "unshare", "--uts", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private",
+            "sh", "-c", _ENTER, "handoff-host", *command,
+        ]
+        # Deepest first: once /tmp is covered, a run directory under it cannot be reached.
+        hidden = [*(str(path) for path in self.hidden), "/tmp", "/run"]
+        env = {**worker_env(), "HANDOFF_HOSTNAME": self.hostname, "HANDOFF_HIDE": " ".join(hidden),
+               "HANDOFF_BINDS": " ".join(f"{name}={source}" for name, source in binds.items())}
+        return argv, env
+
+    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path):
+        argv, env = self.enter({"home": store}, sys.executable, "-m", "handoff.worker")
+        return await tracker.spawn(*argv, stderr=stderr, env=env, **PIPES)
+
+    def home(self, store: Path) -> str:
+        return HOME_INSIDE
+
+    async def close(self) -> None:
+        self.lan.remove_host(self.namespace)

@@ -1,0 +1,90 @@
+"""The simulated LAN that namespace hosts live on: one Linux bridge per run.
+
+The bridge holds the coordinator's address on the LAN (``10.213.X.1``); every namespace
+host gets its own network namespace joined to the bridge by a veth pair and its own
+address (``10.213.X.N``). The witness model listens on the bridge address, so a host
+reaches it over its link, never over a shared loopback. Local workers reach the same
+address directly, since it is an address of this machine.
+
+Everything made here is recorded and removed by :meth:`Lan.close`, which the run calls
+on success, failure and Ctrl-C alike.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import random
+import secrets
+import subprocess
+
+PREFIX = "10.213"
+
+
+class NetworkError(Exception):
+    """An `ip` command failed; the message carries the command and what it said."""
+
+
+def ip(*args: str) -> str:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise NetworkError(f"`ip {' '.join(args)}` failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _networks_in_use() -> list[ipaddress.IPv4Network]:
+    return [ipaddress.ip_interface(line.split()[3]).network for line in ip("-o", "-4", "addr").splitlines()]
+
+
+class Lan:
+    def __init__(self) -> None:
+        self.tag = secrets.token_hex(3)
+        self.bridge = f"hbr{self.tag}"
+        self._namespaces: list[str] = []
+        self._links: list[str] = []
+        self._next_host = 2
+        used = _networks_in_use()
+        free = [
+            x for x in range(1, 255)
+            if not any(ipaddress.ip_network(f"{PREFIX}.{x}.0/24").overlaps(network) for network in used)
+        ]
+        if not free:
+            raise NetworkError(f"no free {PREFIX}.X.0/24 subnet for the simulated hosts")
+        self.subnet = f"{PREFIX}.{random.choice(free)}"
+        self.gateway = f"{self.subnet}.1"
+        self._links.append(self.bridge)
+        ip("link", "add", self.bridge, "type", "bridge")
+        ip("addr", "add", f"{self.gateway}/24", "dev", self.bridge)
+        ip("link", "set", self.bridge, "up")
+
+    def add_host(self, name: str) -> tuple[str, str]:
+        """Make a network namespace on the LAN; returns (namespace name, host address)."""
+        number = self._next_host
+        self._next_host += 1
+        namespace = f"handoff-{self.tag}-{number}-{name}"
+        outside, inside = f"hv{self.tag}{number}", f"hp{self.tag}{number}"
+        address = f"{self.subnet}.{number}"
+        self._namespaces.append(namespace)
+        ip("netns", "add", namespace)
+        self._links.append(outside)
+        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+        ip("link", "set", inside, "netns", namespace)
+        ip("link", "set", outside, "master", self.bridge)
+        ip("link", "set", outside, "up")
+        ip("-n", namespace, "addr", "add", f"{address}/24", "dev", inside)
+        ip("-n", namespace, "link", "set", inside, "up")
+        ip("-n", namespace, "link", "set", "lo", "up")
+        return namespace, address
+
+    def remove_host(self, namespace: str) -> None:
+        """Delete a host's namespace; its veth pair goes with it."""
+        subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
+        if namespace in self._namespaces:
+            self._namespaces.remove(namespace)
+
+    def close(self) -> None:
+        for namespace in reversed(self._namespaces):
+            subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
+        for link in reversed(self._links):
+            subprocess.run(["ip", "link", "del", link], capture_output=True)
+        self._namespaces.clear()
+        self._links.clear()

@@ -1,0 +1,147 @@
+"""Workers started over OpenSSH.
+
+The worker's spec goes over the SSH channel on stdin and its events come back on stdout,
+exactly as with a local worker. The witness model is reached through a reverse port
+forward (``ssh -R``): the remote side's ``127.0.0.1:PORT`` leads to the coordinator's
+witness, so a remote machine needs no route back to the coordinator.
+
+Two ways to get an SSH host:
+* ``--host b=ssh://user@machine[:port]/path/to/home?project=~/copilot-handoff`` — a real
+  machine with this project set up (``make setup``) in ``project``. ``path/to/home`` is
+  the COPILOT_HOME the worker uses there (an NFS mount, for a shared store).
+* a scenario host of kind ``ssh`` with no ``--host`` — Debian's ``sshd`` started inside a
+  namespace host, with a throwaway key pair made for the run, so the SSH path is tested
+  for real on one machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from handoff.errors import UserError
+from handoff.hosts.base import PIPES, PROJECT_ROOT, Host
+from handoff.hosts.namespace import HOME_INSIDE, INSIDE, NamespaceHost
+from handoff.processes import ProcessTracker
+
+SSHD = "/usr/sbin/sshd"
+SSHD_START_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    user: str
+    address: str
+    port: int
+    home: str
+    project: str
+
+    @classmethod
+    def parse(cls, name: str, url: str) -> SshTarget:
+        parts = urlsplit(url)
+        if parts.scheme != "ssh" or not parts.hostname:
+            raise UserError(f"--host {name}={url}: expected ssh://user@machine[:port][/home/path][?project=DIR]")
+        try:
+            port = parts.port or 22
+        except ValueError:
+            raise UserError(f"--host {name}={url}: the port is not a number") from None
+        project = parse_qs(parts.query).get("project", ["~/copilot-handoff"])[0]
+        return cls(parts.username or "root", parts.hostname, port, parts.path or "~/.copilot-handoff/home", project)
+
+
+class SshHost(Host):
+    kind = "ssh"
+
+    def __init__(self, name: str, target: SshTarget, witness_host: str, witness_port: int,
+                 ssh_options: list[str] | None = None):
+        super().__init__(name)
+        self.target = target
+        self.witness_host = witness_host  # where the coordinator's witness listens, seen from here
+        self.witness_port = witness_port
+        self.ssh_options = ssh_options or []
+
+    def _ssh(self, command: str) -> list[str]:
+        return [
+            "ssh", "-T", "-o", "BatchMode=yes", "-o", "ExitOnForwardFailure=yes", "-o", "ConnectTimeout=10",
+            *self.ssh_options,
+            "-R", f"127.0.0.1:{self.witness_port}:{self.witness_host}:{self.witness_port}",
+            "-p", str(self.target.port), f"{self.target.user}@{self.target.address}", command,
+        ]
+
+    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path):
+        command = f"cd {self.target.project} && exec .venv/bin/python -m handoff.worker"
+        return await tracker.spawn(*self._ssh(command), stderr=stderr, cwd=cwd, **PIPES)
+
+    def home(self, store: Path) -> str:
+        return self.target.home
+
+    def witness_url(self, url: str) -> str:
+        return f"http://127.0.0.1:{self.witness_port}"  # the forwarded port on the remote side
+
+
+class NamespaceSshHost(SshHost):
+    """An sshd on a namespace host: a second machine reached only through SSH."""
+
+    def __init__(self, name: str, machine: NamespaceHost, keys: Path, witness_host: str, witness_port: int):
+        self.machine = machine
+        self.keys = keys
+        self.store: Path | None = None
+        self.sshd: tuple[ProcessTracker, asyncio.subprocess.Process] | None = None
+        target = SshTarget("root", machine.address, 22, HOME_INSIDE, str(PROJECT_ROOT))
+        super().__init__(name, target, witness_host, witness_port, [
+            "-i", str(keys / "client_key"), "-o", "IdentitiesOnly=yes",
+            "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={keys / 'known_hosts'}",
+        ])
+
+    async def start_worker(self, tracker, store, stderr, cwd):
+        if self.store is None:
+            await self._start_sshd(tracker, store)
+        elif store != self.store:
+            raise UserError(f"ssh host '{self.name}' serves one store per scenario; give its steps the same home")
+        return await super().start_worker(tracker, store, stderr, cwd)
+
+    async def close(self) -> None:
+        if self.sshd is not None:
+            tracker, process = self.sshd
+            tracker.kill_tree(process.pid)
+            await process.wait()
+            tracker.forget(process.pid)
+        await self.machine.close()
+
+    async def _start_sshd(self, tracker: ProcessTracker, store: Path) -> None:
+        self.keys.mkdir(parents=True)
+        for key in ("host_key", "client_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"handoff-{key}", "-f", str(self.keys / key)], check=True)
+        shutil.copy(self.keys / "client_key.pub", self.keys / "authorized_keys")
+        host_key = (self.keys / "host_key.pub").read_text().split()
+        (self.keys / "known_hosts").write_text(f"{self.target.address} {host_key[0]} {host_key[1]}\n")
+        (self.keys / "sshd_config").write_text("\n".join([
+            f"ListenAddress {self.target.address}",
+            f"HostKey {INSIDE}/ssh/host_key",
+            f"AuthorizedKeysFile {INSIDE}/ssh/authorized_keys",
+            "PidFile none", "UsePAM no", "StrictModes no", "PrintMotd no",
+            "PasswordAuthentication no", "KbdInteractiveAuthentication no",
+            "PermitRootLogin prohibit-password", "AllowTcpForwarding remote",
+        ]) + "\n")
+        argv, env = self.machine.enter({"home": store, "ssh": self.keys}, SSHD, "-D", "-e", "-f", f"{INSIDE}/ssh/sshd_config")
+        with (self.keys / "sshd.log").open("wb") as log:
+            self.sshd = (tracker, await tracker.spawn(*argv, env=env, stdout=log, stderr=log))
+        self.store = store
+        await _wait_for_port(self.target.address, 22, SSHD_START_TIMEOUT, self.keys / "sshd.log")
+
+
+async def _wait_for_port(address: str, port: int, timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((address, port), timeout=0.5):
+                return
+        except OSError:
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"sshd on {address}:{port} did not start: {log.read_text(errors='replace').strip()[-300:]}")
