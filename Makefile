@@ -6,10 +6,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 RUNTIME_STAMP := runtime/node_modules/.installed
 VENV_STAMP := $(VENV)/.installed
+SYSTEM_STAMP := .state/system-packages
 
 .PHONY: setup handoff test clean
 
-setup: $(VENV_STAMP) $(RUNTIME_STAMP)
+setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
+
+# iproute2 and OpenSSH for the simulated hosts, from Debian's packages when missing.
+$(SYSTEM_STAMP): tools/ensure-system-packages
+	@tools/ensure-system-packages
+	@mkdir -p .state && touch $@
 
 $(VENV_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "copilot-handoff needs Python 3.11 or newer (found " + sys.version.split()[0] + ")")'

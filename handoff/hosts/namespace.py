@@ -4,8 +4,9 @@ Each namespace host has
 * its own network namespace on the run's bridge, with its own address (network);
 * its own hostname, ``host-<name>`` (UTS);
 * its own mount table: a private ``/mnt`` holding its home (``/mnt/home``, the only
-  store it is given) and its user directory, and empty tmpfs mounts over ``/tmp``,
-  ``/run`` and the run's directory, so no other host's home is visible (mount);
+  store it is given) and its user directory (``/mnt/user``, kept per host name under
+  ``.state/hosts/``), and empty tmpfs mounts over ``/tmp``, ``/run`` and the run's
+  directory, so no other host's home is visible (mount);
 * its own process tree, the worker being its first process (PID).
 It shares the machine's installed software (the venv and the runtime executable), as
 machines built from one image do.
@@ -16,12 +17,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from handoff.hosts.base import PIPES, Host, worker_env
+from handoff.hosts.base import PIPES, PROJECT_ROOT, Host, worker_env
 from handoff.hosts.network import Lan
 from handoff.processes import ProcessTracker
 
 INSIDE = "/mnt"
 HOME_INSIDE = f"{INSIDE}/home"
+USER_DIRS = PROJECT_ROOT / ".state" / "hosts"
 USER_INSIDE = f"{INSIDE}/user"
 
 # Runs as the namespace's first process: build the private view, then become the command.
@@ -31,7 +33,6 @@ _ENTER = f"""
 set -e
 hostname "$HANDOFF_HOSTNAME"
 mount -t tmpfs handoff-host {INSIDE}
-mkdir {USER_INSIDE}
 for bind in $HANDOFF_BINDS; do
   mkdir "{INSIDE}/${{bind%%=*}}"
   mount --bind "${{bind#*=}}" "{INSIDE}/${{bind%%=*}}"
@@ -52,6 +53,10 @@ class NamespaceHost(Host):
         self.lan = lan
         self.hidden = hidden
         self.hostname = f"host-{name}"
+        # The host's user directory outlives the run, as a machine's would: the runtime
+        # unpacks itself into ~/.cache once per machine, not on every start (~1 s).
+        self.user_dir = USER_DIRS / self.hostname
+        self.user_dir.mkdir(parents=True, exist_ok=True)
         self.namespace, self.address = lan.add_host(name)
 
     def enter(self, binds: dict[str, Path], *command: str) -> tuple[list[str], dict[str, str]]:
@@ -65,6 +70,7 @@ class NamespaceHost(Host):
         ]
         # Deepest first: once /tmp is covered, a run directory under it cannot be reached.
         hidden = [*(str(path) for path in self.hidden), "/tmp", "/run"]
+        binds = {**binds, "user": self.user_dir}
         env = {**worker_env(), "HANDOFF_HOSTNAME": self.hostname, "HANDOFF_HIDE": " ".join(hidden),
                "HANDOFF_BINDS": " ".join(f"{name}={source}" for name, source in binds.items())}
         return argv, env

@@ -27,7 +27,7 @@ def handoff_processes() -> list[psutil.Process]:
         cmdline = " ".join(process.info["cmdline"] or [])
         if process.info["status"] == psutil.STATUS_ZOMBIE or process.pid == os.getpid():
             continue
-        if "handoff.worker" in cmdline or "handoff.witness" in cmdline or runtime in cmdline:
+        if any(marker in cmdline for marker in ("handoff.worker", "handoff.witness", runtime, "/mnt/ssh/sshd_config")):
             found.append(process)
     return found
 

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from handoff.cli import app
 
 from tests.e2e.conftest import handoff_processes
+from tests.e2e.test_hosts import handoff_network_leftovers
 
 runner = CliRunner()
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
@@ -72,11 +73,24 @@ def test_a_wrong_expectation_fails_the_run(tmp_path):
     assert [r["verdict"] for r in rows if r["kind"] == "ask"] == ["lost"]
 
 
+def test_unknown_host_name_is_bad_input():
+    result = runner.invoke(app, ["run", "cross-machine-ssh", "--host", "z=ssh://root@example"])
+    assert result.exit_code == 2
+    assert "no selected scenario has a host named 'z'" in result.output
+
+
+def test_malformed_host_url_is_bad_input():
+    result = runner.invoke(app, ["run", "cross-machine-ssh", "--host", "b=http://machine"])
+    assert result.exit_code == 2
+    assert "expected ssh://user@machine" in result.output
+
+
 @pytest.mark.e2e
-def test_ctrl_c_mid_step_leaves_nothing_behind():
+@pytest.mark.parametrize("names", [["crash-after-turn", "cross-process"], ["cross-machine-ssh"]])
+def test_ctrl_c_mid_step_leaves_nothing_behind(names):
     before = set(os.listdir(tempfile.gettempdir()))
     process = subprocess.Popen(
-        [sys.executable, "-m", "handoff", "run", "crash-after-turn", "cross-process"],
+        [sys.executable, "-m", "handoff", "run", *names],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     me = psutil.Process(process.pid)
@@ -93,5 +107,6 @@ def test_ctrl_c_mid_step_leaves_nothing_behind():
     assert process.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert handoff_processes() == []
+    assert handoff_network_leftovers() == []
     left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith("handoff-run-")}
     assert left == set()

@@ -1,0 +1,80 @@
+"""Simulated hosts really are separate: they see only what the scenario shares, and
+nothing of them (namespaces, links, sshd, workers) outlives a run."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from handoff import coordinator, runner, scenario
+from handoff.fact import Fact
+from handoff.hosts import Lan, NamespaceHost, missing_capability
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(missing_capability("ssh") is not None, reason=str(missing_capability("ssh"))),
+]
+
+
+def handoff_network_leftovers() -> list[str]:
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.split("\n")
+    return [n for n in namespaces if n.startswith("handoff-")] + [
+        line.split(":")[1].strip() for line in links if line and line.split(":")[1].strip().startswith(("hbr", "hv"))
+    ]
+
+
+def test_a_namespace_host_sees_only_its_own_home(tmp_path):
+    home_a, home_b = tmp_path / "home-a", tmp_path / "home-b"
+    home_a.mkdir()
+    home_b.mkdir()
+    (home_a / "secret-of-a").write_text("x")
+    (home_b / "mine").write_text("y")
+    lan = Lan()
+    try:
+        host = NamespaceHost("b", lan, [tmp_path])
+        argv, env = host.enter(
+            {"home": home_b}, "sh", "-c", f"hostname; ls /mnt/home; ls {home_a} 2>&1; ls /tmp | wc -l; "
+            "ip -4 -o addr show scope global | awk '{print $4}'",
+        )
+        seen = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30).stdout.splitlines()
+        hostname, own_file, other_home, tmp_entries, address = seen
+        assert hostname == "host-b"
+        assert own_file == "mine"
+        assert "No such file or directory" in other_home  # A's home is not even a path there
+        assert tmp_entries == "0"
+        assert address == f"{host.address}/24" and host.address != lan.gateway
+    finally:
+        lan.close()
+    assert handoff_network_leftovers() == []
+
+
+def test_cross_machine_rows_ran_on_different_hosts(default_matrix):
+    _, outcome = default_matrix
+    for name in ("cross-machine-shared-dir", "cross-machine-copied-state", "cross-machine-ssh"):
+        result = next(r for r in outcome.results if r.name == name)
+        a, b = (step.ready for step in result.steps)
+        assert (a["hostname"], b["hostname"]) == ("host-a", "host-b")
+        assert a["address"] != b["address"]
+
+
+def test_copied_state_is_discovered_on_the_other_host(default_matrix):
+    _, outcome = default_matrix
+    b = next(r for r in outcome.results if r.name == "cross-machine-copied-state").steps[1]
+    found = {e["action"]: e for e in b.of("action")}
+    assert found["metadata"]["found"] is True
+    assert found["list"]["listed"] == [b.session_id]
+
+
+def test_nothing_of_the_hosts_is_left(default_matrix, other_fact_matrix):
+    assert handoff_network_leftovers() == []
+
+
+def test_scenarios_needing_a_missing_capability_are_skipped_with_a_reason(monkeypatch):
+    monkeypatch.setattr(coordinator, "missing_capability", lambda kind: f"no {kind} here")
+    chosen = scenario.select(["cross-machine-ssh"])
+    outcome = runner.run(chosen, Fact(), jobs=1)
+    [row] = outcome.rows
+    assert row.verdict == "skipped" and "(namespace): no namespace here" in row.event_log
+    assert outcome.all_as_expected
