@@ -28,7 +28,9 @@ USER_INSIDE = f"{INSIDE}/user"
 
 # Runs as the namespace's first process: build the private view, then become the command.
 # HANDOFF_BINDS is "name=/source ..." (directories of this machine shown at /mnt/<name>),
-# HANDOFF_HIDE the directories covered by empty tmpfs mounts, deepest first.
+# HANDOFF_HIDE the directories covered by empty tmpfs mounts, deepest first, and
+# HANDOFF_KEEP the installed software that must stay visible at its own path even when
+# it lives under a hidden directory (a project cloned into /tmp, say).
 _ENTER = f"""
 set -e
 hostname "$HANDOFF_HOSTNAME"
@@ -37,7 +39,13 @@ for bind in $HANDOFF_BINDS; do
   mkdir "{INSIDE}/${{bind%%=*}}"
   mount --bind "${{bind#*=}}" "{INSIDE}/${{bind%%=*}}"
 done
+mkdir {INSIDE}/.keep
+n=0; for kept in $HANDOFF_KEEP; do n=$((n+1)); mkdir {INSIDE}/.keep/$n; mount --bind "$kept" {INSIDE}/.keep/$n; done
 for hidden in $HANDOFF_HIDE; do [ -d "$hidden" ] && mount -t tmpfs handoff-hidden "$hidden"; done
+n=0; for kept in $HANDOFF_KEEP; do
+  n=$((n+1)); [ -d "$kept" ] || mkdir -p "$kept"; mount --bind {INSIDE}/.keep/$n "$kept"
+done
+umount -l {INSIDE}/.keep/* 2>/dev/null || true
 mkdir -p /run/sshd
 export HOME={USER_INSIDE} TMPDIR=/tmp
 cd {USER_INSIDE}
@@ -72,6 +80,7 @@ class NamespaceHost(Host):
         hidden = [*(str(path) for path in self.hidden), "/tmp", "/run"]
         binds = {**binds, "user": self.user_dir}
         env = {**worker_env(), "HANDOFF_HOSTNAME": self.hostname, "HANDOFF_HIDE": " ".join(hidden),
+               "HANDOFF_KEEP": " ".join(sorted({str(PROJECT_ROOT), sys.base_prefix})),
                "HANDOFF_BINDS": " ".join(f"{name}={source}" for name, source in binds.items())}
         return argv, env
 
