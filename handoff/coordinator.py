@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import sys
 import time
 import uuid
@@ -29,6 +31,7 @@ from handoff.witness.server import FACT_HEADER, MODEL_NAME, TAG_HEADERS, read_ev
 from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
 
 WITNESS_START_TIMEOUT = 15.0
+RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
 
 
 class CoordinatorError(Exception):
@@ -178,7 +181,7 @@ class Coordinator:
             await process.stdin.drain()
             process.stdin.close()
             try:
-                await asyncio.wait_for(self._read_events(process, outcome), self.options.step_timeout)
+                await asyncio.wait_for(self._read_events(process, outcome, step.crash), self.options.step_timeout)
             except asyncio.TimeoutError:
                 outcome.timed_out = True
             self.tracker.kill_tree(process.pid)  # a finished worker is gone already; this is cheap
@@ -187,7 +190,7 @@ class Coordinator:
         outcome.stderr_tail = stderr_path.read_text(errors="replace")[-2000:]
         return outcome
 
-    async def _read_events(self, process: asyncio.subprocess.Process, outcome: StepResult) -> None:
+    async def _read_events(self, process: asyncio.subprocess.Process, outcome: StepResult, crash: str) -> None:
         async for raw in process.stdout:
             try:
                 event = json.loads(raw)
@@ -195,7 +198,17 @@ class Coordinator:
                 continue  # the worker keeps stdout clean; anything else is not evidence
             outcome.events.append(event)
             if event.get("event") == "holding":
-                # The scenario simulates a crash: SIGKILL the worker and its runtime now,
-                # right after the turn answered, with no close and no clean shutdown.
-                self.tracker.kill_tree(process.pid)
+                await self._crash(process, crash)
                 outcome.killed_on_purpose = True
+
+    async def _crash(self, process: asyncio.subprocess.Process, scope: str) -> None:
+        """Simulate a crash right after a turn answered, with no close.
+
+        ``process-tree``: the worker and its runtime get SIGKILL in one signal, as when a
+        machine or container dies. ``sdk-process``: only the worker (the app holding the
+        SDK client) is killed; its runtime sees its pipe close and is left to end by
+        itself, which is what makes the difference worth measuring."""
+        if scope == "sdk-process":
+            os.kill(process.pid, signal.SIGKILL)
+            await self.tracker.wait_group_gone(process.pid, RUNTIME_EXIT_TIMEOUT)
+        self.tracker.kill_tree(process.pid)

@@ -51,17 +51,21 @@ class ProcessTracker:
             self.forget(pid)
 
     def kill_tree(self, pid: int) -> None:
-        """SIGKILL a process, everything below it, and its process group."""
+        """SIGKILL a process, everything below it, and its process group.
+
+        The group goes first, in one signal, so a worker and its runtime die at the same
+        instant (a crash must not give the runtime a moment to notice and shut down);
+        then any descendant that left the group."""
         victims = []
         with contextlib.suppress(psutil.NoSuchProcess):
             root = psutil.Process(pid)
             victims = [root, *root.children(recursive=True)]
-        for process in victims:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
         if pid in self._groups:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
+        for process in victims:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
         # Our own children are reaped by whoever awaits them (asyncio); waiting on them
         # here would steal their exit status from it.
         psutil.wait_procs([p for p in victims if p.pid not in self._pids], timeout=5)
@@ -69,6 +73,20 @@ class ProcessTracker:
     def forget(self, pid: int) -> None:
         self._pids.discard(pid)
         self._running.pop(pid, None)
+
+    async def wait_group_gone(self, group: int, timeout: float) -> bool:
+        """Wait until no process of ``group`` runs (zombies aside); False on time-out."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            members = []
+            for process in psutil.process_iter(["pid", "status"]):
+                with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                    if os.getpgid(process.pid) == group and process.info["status"] != psutil.STATUS_ZOMBIE:
+                        members.append(process)
+            if not members:
+                return True
+            await asyncio.sleep(0.05)
+        return False
 
     def alive(self) -> list[psutil.Process]:
         """Tracked processes and their descendants that still run."""

@@ -23,6 +23,8 @@ previous step's home, as rsync would). ``session`` says which id the step gets:
 ``passed`` (the one the previous steps used) or ``unknown`` (a fresh id that was never
 created). ``host`` names where the step runs: ``local`` (default) or a name from the
 scenario's ``[hosts]`` table, whose value is the kind: ``namespace`` or ``ssh``.
+``crash`` says what the coordinator kills when the step's worker reaches ``hold``:
+``process-tree`` (the worker and its runtime at once) or ``sdk-process`` (the worker only).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from handoff.worker.spec import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
 VERDICTS = ("kept", "lost", "unknown")
 HOMES = ("shared", "own", "copied")
 HOST_KINDS = ("namespace", "ssh")
+CRASHES = ("process-tree", "sdk-process")
 LOCAL = "local"
 SESSIONS = ("passed", "unknown")
 
@@ -52,6 +55,7 @@ class Step:
     home: str = "shared"
     session: str = "passed"
     host: str = LOCAL
+    crash: str = "process-tree"  # what a "hold" kills: the worker and its runtime, or the worker only
     expect: str | None = None  # verdict expected for the step's "ask" turn
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
 
@@ -110,7 +114,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
-    read.reject_unknown({"name", "actions", "home", "session", "host", "expect", "closed_before_resume"})
+    read.reject_unknown({"name", "actions", "home", "session", "host", "crash", "expect", "closed_before_resume"})
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
@@ -128,6 +132,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
         home=read.get("home", str, "shared", HOMES),
         session=read.get("session", str, "passed", SESSIONS),
         host=read.get("host", str, LOCAL, (LOCAL, *hosts)),
+        crash=read.get("crash", str, "process-tree", CRASHES),
         expect=read.get("expect", str, None, VERDICTS),
         closed_before_resume=read.get("closed_before_resume", bool, None),
     )
