@@ -83,17 +83,20 @@ class Coordinator:
 
     async def _start_witness(self) -> None:
         listen = self.options.lan.gateway if self.options.lan else "127.0.0.1"
-        process = await self.tracker.spawn(
-            sys.executable, "-m", "handoff.witness", "--host", listen, "--port", "0", "--evidence", str(self.evidence_path),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )
+        # stderr goes to a file: a pipe nobody reads would fill up and stall the witness.
+        stderr_path = self.options.run_dir / "witness.stderr"
+        with stderr_path.open("wb") as stderr:
+            process = await self.tracker.spawn(
+                sys.executable, "-m", "handoff.witness", "--host", listen, "--port", "0",
+                "--evidence", str(self.evidence_path), stdout=asyncio.subprocess.PIPE, stderr=stderr,
+            )
         try:
             line = (await asyncio.wait_for(process.stdout.readline(), WITNESS_START_TIMEOUT)).decode().strip()
         except asyncio.TimeoutError:
             line = ""
         if not line.startswith("Listening: http://"):
             self.tracker.kill_tree(process.pid)
-            error = (await process.stderr.read()).decode().strip()
+            error = stderr_path.read_text(errors="replace").strip()
             raise CoordinatorError(f"the witness model did not start (said {line or error or 'nothing'!r})")
         self.witness_url = line.removeprefix("Listening: ")
 

@@ -52,7 +52,12 @@ class Lan:
         self.subnet = f"{PREFIX}.{random.choice(free)}"
         self.gateway = f"{self.subnet}.1"
         self._links.append(self.bridge)
-        ip("link", "add", self.bridge, "type", "bridge")
+        # A bridge without an address of its own takes the lowest MAC of its ports and
+        # changes it as hosts come and go; the hosts' ARP entries for the gateway then go
+        # stale and their packets are lost for tens of seconds. A fixed, locally
+        # administered MAC keeps the gateway where the hosts learned it.
+        mac = "02:" + ":".join(f"{b:02x}" for b in secrets.token_bytes(5))
+        ip("link", "add", self.bridge, "address", mac, "type", "bridge")
         ip("addr", "add", f"{self.gateway}/24", "dev", self.bridge)
         ip("link", "set", self.bridge, "up")
 
