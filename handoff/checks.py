@@ -53,6 +53,8 @@ def _ran_in(step: StepResult) -> str:
 
 
 def _store(step: StepResult) -> str:
+    if step.store != "home":
+        return step.store
     return {"shared": "shared", "own": f"own ({step.step})", "copied": f"copy ({step.step})"}[step.home]
 
 
@@ -66,6 +68,8 @@ def _event_log(step: StepResult) -> str:
                 parts.append("alreadyInUse")
         if log.get("starts", 0) > 1:
             parts.append(f"{log['starts']} session.start roots")
+        if log.get("unreadable_lines"):
+            parts.append(f"{log['unreadable_lines']} torn line(s)")
         if log.get("branch_points"):
             parts.append(f"{log['branch_points']} fork(s)")
         if not parts:
@@ -77,6 +81,8 @@ def _event_log(step: StepResult) -> str:
             parts.append("metadata: found" if action.get("found") else "metadata: None")
         elif action["action"] in ("list", "resume-most-recent"):
             parts.append(f"listed {len(action.get('listed', []))}")
+        elif action["action"] == "discover":
+            parts.append(f"registry lists {len(action.get('registered', []))}")
     for error in step.of("error"):
         parts.append(f"{error['action']} failed")
     return "; ".join(parts) or "—"
@@ -95,6 +101,8 @@ def _failure(step: StepResult) -> tuple[str, str]:
             if any(marker in message.lower() for marker in NOT_FOUND_MARKERS):
                 return "lost", f"{error['action']} failed: {message}"
             return "unknown", f"{error['action']} failed (not a 'not found'): {message}"
+    for error in step.of("error"):
+        return "unknown", f"{error['action']} failed: {error.get('message', '')}"
     if step.timed_out:
         return "unknown", "worker timed out before answering"
     if not step.finished:
@@ -170,6 +178,12 @@ def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact)
     if spec.asks and not any(t["kind"] == "ask" for t in turns):
         verdict, basis = _failure(step)
         rows.append(_judged(spec, common, "—", "ask", None, "no request", verdict, basis, closed))
+    if not turns and not spec.asks:
+        # A step with no turn to show (a crash mid-write, say) still gets its line.
+        holding = step.first("holding")
+        what = "killed on purpose" + (f" during {holding['during']}" if holding and holding.get("during") else "")
+        rows.append(Row(**common, turn="—", kind="step", answer=what if step.killed_on_purpose else "—",
+                        fact_reached_model="—", verdict="", basis="", expected="", match=None))
     return rows
 
 

@@ -39,6 +39,10 @@ def run(
         None, metavar="NAME=ssh://user@machine[:port][/home][?project=DIR]",
         help="Run the scenario host NAME on a real machine over SSH.",
     ),
+    store: Optional[str] = typer.Option(
+        None, metavar="postgresql://user@host:port/db",
+        help="PostgreSQL server for the database scenarios (default: a throwaway embedded one).",
+    ),
 ) -> None:
     """Run scenarios and print the table of which turns kept the context."""
     try:
@@ -46,7 +50,9 @@ def run(
             raise UserError("--fact and --topic must not be empty")
         chosen = scenarios.select(names or [])
         remote = _remote_hosts(host or [], chosen)
-        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote)
+        if store is not None and not store.startswith(("postgres://", "postgresql://")):
+            raise UserError(f"--store {store}: give a PostgreSQL URL such as postgresql://user@host:5432/db")
+        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote, store)
     except UserError as error:
         raise _fail(str(error), 2)
     except CoordinatorError as error:
@@ -83,6 +89,30 @@ def list_scenarios() -> None:
         typer.echo(f"{item.name:28} {item.title}")
 
 
+sessions_app = typer.Typer(help="The session registry kept in a database store.")
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.command("list")
+def sessions_list(
+    store: str = typer.Option(..., metavar="URL", help="postgresql://... or sqlite:///path/to/store.db"),
+    owner: Optional[str] = typer.Option(None, help="Only sessions of this owner."),
+) -> None:
+    """List registered sessions, most recently active first: discovery that works on
+    every host that reaches the database, unlike the runtime's own list_sessions."""
+    from handoff.registry import Registry
+    from handoff.stores.database import connect
+
+    try:
+        database = connect(store)
+    except UserError as error:
+        raise _fail(str(error), 2)
+    try:
+        typer.echo(report.sessions_table(Registry(database).sessions(owner)))
+    finally:
+        database.close()
+
+
 @app.command()
 def witness(
     port: int = typer.Option(0, help="Port to listen on (0 picks a free one)."),
@@ -93,6 +123,58 @@ def witness(
     from handoff.witness.__main__ import serve
 
     raise typer.Exit(serve(host, port, evidence))
+
+
+@app.command()
+def lab(
+    backend: str = typer.Option("witness", help="Where the model comes from: witness (embedded), copilot (the GitHub "
+                                "Copilot service, token from COPILOT_GITHUB_TOKEN/GH_TOKEN/GITHUB_TOKEN) or openai-compatible."),
+    model: Optional[str] = typer.Option(None, help="Model id. Default: handoff-witness; claude-haiku-4.5 with --backend copilot; "
+                                        "required with openai-compatible."),
+    provider_url: Optional[str] = typer.Option(None, help="openai-compatible: the endpoint, e.g. http://localhost:11434/v1."),
+    api_key_env: Optional[str] = typer.Option(None, metavar="VAR", help="openai-compatible: the NAME of the variable holding the API key."),
+    resume: Optional[str] = typer.Option(None, metavar="ID", help="Only turn 2: resume ID (from an earlier run) and ask. "
+                                         "Run it as a second process to prove the resume across a process boundary."),
+    session_id: Optional[str] = typer.Option(None, metavar="ID", help="A stable id, e.g. analyst-demo, instead of a random sdklabs-… one."),
+    resume_most_recent: bool = typer.Option(False, "--resume-most-recent", help="Only turn 2: list the stored sessions and resume the newest."),
+    third_turn: bool = typer.Option(False, "--third-turn", help="The lab's exercise: after the metadata, resume again and ask once more."),
+    home: Path = typer.Option(None, metavar="DIR", show_default=False, help="The COPILOT_HOME the runtime stores sessions in. Default: "
+                              ".state/lab-home in this project, the same for every run, so that `--resume ID` in another "
+                              "terminal finds the session (your ~/.copilot is not touched)."),
+    fact: str = typer.Option(DEFAULT_VALUE, help="The value the model is asked to remember."),
+    topic: str = typer.Option(DEFAULT_TOPIC, help="What the value is a favourite of."),
+) -> None:
+    """Lab 05 ("sessions"): the lab's transcript on the real runtime.
+
+    Exit codes: 0 the resumed session named the fact, 1 it did not, 2 bad input or
+    configuration (unknown id, no token, a refused key), 3 something else failed,
+    130 interrupted."""
+    from handoff import backends, lab as labs
+
+    try:
+        chosen = backends.choose(backend, model, provider_url, api_key_env)
+        options = labs.LabOptions(chosen, Fact(fact, topic), home or labs.DEFAULT_HOME, session_id, resume,
+                                  resume_most_recent, third_turn)
+        code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True))
+    except UserError as error:
+        raise _fail(str(error), 2)
+    except labs.LabFailure as error:
+        raise _fail(str(error), 3)
+    except KeyboardInterrupt:
+        raise _fail("interrupted; the witness model and the runtime were stopped", 130)
+    raise typer.Exit(code)
+
+
+@app.command()
+def doctor() -> None:
+    """What is ready and what is missing (run this first when something fails).
+
+    Exit code 0 when the default matrix can run, 1 when a line marked FAIL must be fixed."""
+    from handoff import doctor as checks
+
+    sections = checks.diagnose()
+    typer.echo(checks.render(sections))
+    raise typer.Exit(0 if checks.ready(sections) else 1)
 
 
 def main() -> None:

@@ -27,6 +27,7 @@ from handoff.processes import ProcessTracker
 from handoff.results import ScenarioResult, StepResult
 from handoff.scenario import LOCAL, Scenario, Step
 from handoff.stores import prepare_home
+from handoff.stores.shared import RunDatabases
 from handoff.witness.server import FACT_HEADER, MODEL_NAME, TAG_HEADERS, read_evidence
 from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
 
@@ -48,6 +49,7 @@ class RunOptions:
     lan: Lan | None = None  # the simulated LAN, when the run has namespace or ssh hosts
     lan_problem: str | None = None  # why there is no LAN although a scenario needs one
     remote_hosts: dict[str, SshTarget] = field(default_factory=dict)  # --host NAME=ssh://...
+    databases: RunDatabases | None = None  # where scenarios with a database store keep sessions
 
 
 def new_session_id() -> str:
@@ -111,6 +113,8 @@ class Coordinator:
         workdir = self.options.run_dir / scenario.name
         (workdir / "cwd").mkdir(parents=True, exist_ok=True)
         hosts = self._hosts_for(scenario, workdir)
+        if self.options.databases:
+            await asyncio.to_thread(self.options.databases.prepare, scenario.name, scenario.store)
         try:
             await self._run_steps(scenario, result, workdir, hosts)
         finally:
@@ -137,6 +141,8 @@ class Coordinator:
             previous_home = home
 
     def _cannot_run(self, scenario: Scenario) -> str | None:
+        if scenario.store == "postgres" and (self.options.databases is None or not self.options.databases.postgres_url):
+            return "no PostgreSQL server in this run"
         for name, kind in scenario.hosts.items():
             if name in self.options.remote_hosts:
                 continue
@@ -173,10 +179,17 @@ class Coordinator:
             home=host.home(home), witness_url=host.witness_url(self.witness_url), model=MODEL_NAME,
             fact_value=fact.value, fact_topic=fact.topic,
             actions=step.actions, session_id=session_id, first_turn=turn, tags=tags,
+            store=self._store_url(scenario, host),
         )
 
+    def _store_url(self, scenario: Scenario, host: Host) -> str | None:
+        if scenario.store == "home":
+            return None
+        return self.options.databases.url(scenario.name, scenario.store, on_simulated_host=host.kind != "local")
+
     async def _run_step(self, spec: WorkerSpec, step: Step, host: Host, home: Path, workdir: Path) -> StepResult:
-        outcome = StepResult(spec.scenario, spec.step, spec.host, step.home, spec.session_id)
+        store = "home" if spec.store is None else urlsplit(spec.store).scheme.replace("postgresql", "postgres")
+        outcome = StepResult(spec.scenario, spec.step, spec.host, step.home, spec.session_id, store=store)
         stderr_path = workdir / f"worker-{step.name}.stderr"
         with stderr_path.open("wb") as stderr:
             process = await host.start_worker(self.tracker, home, stderr, workdir / "cwd")

@@ -17,7 +17,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 
 @dataclass(frozen=True)
@@ -63,18 +63,22 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
     )
 
 
-def read_events(path: Path) -> tuple[list[dict[str, Any]], int]:
+def parse_events(lines: Iterable[str]) -> tuple[list[dict[str, Any]], int]:
     """The events in a log and the number of lines that were not JSON (a torn write)."""
     events, unreadable = [], 0
-    with path.open(encoding="utf-8", errors="replace") as log:
-        for line in log:
-            if not line.strip():
-                continue
-            try:
-                events.append(json.loads(line))
-            except json.JSONDecodeError:
-                unreadable += 1
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            unreadable += 1
     return events, unreadable
+
+
+def read_events(path: Path) -> tuple[list[dict[str, Any]], int]:
+    with path.open(encoding="utf-8", errors="replace") as log:
+        return parse_events(log)
 
 
 def summarize_file(path: Path) -> EventLogSummary | None:

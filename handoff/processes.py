@@ -118,10 +118,10 @@ class ProcessTracker:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
         psutil.wait_procs(leftovers, timeout=5)
-        self._reap_orphans()
+        self.reap_orphans()
 
     @staticmethod
-    def _reap_orphans() -> None:
+    def reap_orphans() -> None:
         """Collect exit statuses of re-parented grandchildren so no zombie remains."""
         with contextlib.suppress(ChildProcessError):
             while True:

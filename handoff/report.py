@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from datetime import datetime
 from dataclasses import asdict
 from pathlib import Path
 
@@ -59,6 +60,20 @@ def summary(rows: list[Row], results: list[ScenarioResult]) -> str:
 
 def render(results: list[ScenarioResult], rows: list[Row], fact: str) -> str:
     return "\n\n".join([f"Fact to remember: '{fact}'", table(rows), explanations(results, rows), summary(rows, results)])
+
+
+def _when(seconds: float | None, host: str | None) -> str:
+    if seconds is None:
+        return "—"
+    return f"{datetime.fromtimestamp(seconds).strftime('%Y-%m-%d %H:%M:%S')} on {host}"
+
+
+def sessions_table(sessions: list) -> str:
+    if not sessions:
+        return "no sessions registered"
+    body = [[s.session_id, s.owner, _when(s.created_at, s.created_on), _when(s.last_resumed_at, s.last_resumed_on),
+             s.runtime_version, s.turns, (s.summary or "")[:40]] for s in sessions]
+    return tabulate(body, headers=["id", "owner", "created", "last resumed", "runtime", "turns", "summary"])
 
 
 def write_json(path: Path, results: list[ScenarioResult], rows: list[Row]) -> None:

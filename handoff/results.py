@@ -14,8 +14,9 @@ class StepResult:
     scenario: str
     step: str
     host: str
-    home: str  # "shared" or "own"
+    home: str  # "shared", "own" or "copied"
     session_id: str | None
+    store: str = "home"  # or "sqlite" / "postgres": session files in a database
     events: list[dict[str, Any]] = field(default_factory=list)
     exit_code: int | None = None
     killed_on_purpose: bool = False  # the scenario asked for a crash here

@@ -18,6 +18,8 @@ from handoff.processes import ProcessTracker
 from handoff.results import ScenarioResult
 from handoff.runtime_locator import locate_runtime
 from handoff.scenario import Scenario
+from handoff.stores.postgres_server import ThrowawayPostgres
+from handoff.stores.shared import RunDatabases
 
 
 @dataclass
@@ -46,8 +48,19 @@ def _lan_if_needed(scenarios: list[Scenario], remote_hosts: dict[str, SshTarget]
         return None, str(error)
 
 
+def _databases(scenarios: list[Scenario], run_dir: Path, store_url: str | None, lan: Lan | None,
+               ) -> tuple[RunDatabases, ThrowawayPostgres | None]:
+    """The run's databases; a throwaway PostgreSQL when a scenario needs one and none was named."""
+    if store_url or not any(s.store == "postgres" for s in scenarios):
+        return RunDatabases(run_dir, store_url, None, owned=False), None
+    listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
+    server = ThrowawayPostgres(listen, trusted_network=f"{lan.subnet}.0/24" if lan else None)
+    url = server.start()
+    return RunDatabases(run_dir, url, lan.gateway if lan else None, owned=True), server
+
+
 def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None = None,
-        remote_hosts: dict[str, SshTarget] | None = None) -> RunOutcome:
+        remote_hosts: dict[str, SshTarget] | None = None, store_url: str | None = None) -> RunOutcome:
     """Run the scenarios; every process, namespace and temporary file is gone when this
     returns or raises."""
     runtime_path = locate_runtime()
@@ -55,16 +68,22 @@ def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None 
     run_dir = Path(tempfile.mkdtemp(prefix="handoff-run-"))
     tracker = ProcessTracker()
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
-    lan = None
+    lan = databases = server = None
     try:
         lan, lan_problem = _lan_if_needed(scenarios, remote_hosts)
+        databases, server = _databases(scenarios, run_dir, store_url, lan)
         options = RunOptions(fact=fact, jobs=jobs, runtime_path=runtime_path, run_dir=run_dir, lan=lan,
-                             lan_problem=lan_problem, remote_hosts=remote_hosts)
+                             lan_problem=lan_problem, remote_hosts=remote_hosts, databases=databases)
         results = asyncio.run(Coordinator(options, tracker).run(scenarios))
     finally:
         tracker.stop_all()
+        if databases is not None:
+            databases.close()
+        if server is not None:
+            server.stop()
         if lan is not None:
             lan.close()
+        tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us
         signal.signal(signal.SIGTERM, previous)
         if keep_dir is not None:
             shutil.copytree(run_dir, keep_dir, dirs_exist_ok=True)

@@ -23,6 +23,9 @@ previous step's home, as rsync would). ``session`` says which id the step gets:
 ``passed`` (the one the previous steps used) or ``unknown`` (a fresh id that was never
 created). ``host`` names where the step runs: ``local`` (default) or a name from the
 scenario's ``[hosts]`` table, whose value is the kind: ``namespace`` or ``ssh``.
+The scenario's ``store`` says where session files go: ``home`` (the runtime's home
+directory, the default), or a database reached through the SDK's SessionFs provider,
+``sqlite`` (a file, one machine) or ``postgres`` (a server every host can reach).
 ``crash`` says what the coordinator kills when the step's worker reaches ``hold``:
 ``process-tree`` (the worker and its runtime at once) or ``sdk-process`` (the worker only).
 """
@@ -41,6 +44,7 @@ VERDICTS = ("kept", "lost", "unknown")
 HOMES = ("shared", "own", "copied")
 HOST_KINDS = ("namespace", "ssh")
 CRASHES = ("process-tree", "sdk-process")
+STORES = ("home", "sqlite", "postgres")
 LOCAL = "local"
 SESSIONS = ("passed", "unknown")
 
@@ -74,6 +78,7 @@ class Scenario:
     order: int = 1000
     session_id: str | None = None  # a fixed id, as an app with stable ids would use
     hosts: dict[str, str] = field(default_factory=dict)  # name -> kind, besides "local"
+    store: str = "home"  # where session files go: the runtime's home, or a database via SessionFs
     path: Path | None = None
 
     @property
@@ -151,7 +156,7 @@ def load(path: Path) -> Scenario:
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
     read = _Reader(path, data)
-    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "steps"})
+    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "store", "steps"})
     hosts = read.get("hosts", dict, {})
     for name, kind in hosts.items():
         if name == LOCAL or kind not in HOST_KINDS:
@@ -172,6 +177,7 @@ def load(path: Path) -> Scenario:
         order=read.get("order", int, 1000),
         session_id=read.get("session_id", str, None),
         hosts=hosts,
+        store=read.get("store", str, "home", STORES),
         path=path,
     )
 

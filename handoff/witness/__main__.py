@@ -1,12 +1,16 @@
-"""Run the witness model standalone: ``python -m handoff.witness [--port N] [--evidence FILE]``.
+"""Run the witness model standalone: ``python -m handoff.witness [--port N] [--evidence FILE]
+[--require-api-key-env VAR]``.
 
 Prints ``Listening: http://HOST:PORT`` once it accepts connections; the coordinator
-waits for exactly that line.
+waits for exactly that line. ``--require-api-key-env VAR`` makes it behave like a hosted
+OpenAI-compatible service that needs a key (the key itself is read from the environment,
+never from the command line, so it does not show up in the process table).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from pathlib import Path
@@ -19,8 +23,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--evidence", type=Path, help="append a JSON line per request here")
+    parser.add_argument("--require-api-key-env", metavar="VAR",
+                        help="answer 401 unless a request carries `Authorization: Bearer $VAR`")
     args = parser.parse_args(argv)
-    return serve(args.host, args.port, args.evidence)
+    api_key = None
+    if args.require_api_key_env:
+        api_key = os.environ.get(args.require_api_key_env)
+        if not api_key:
+            print(f"error: --require-api-key-env {args.require_api_key_env}: that variable is not set or empty", file=sys.stderr)
+            return 2
+    return serve(args.host, args.port, args.evidence, api_key)
 
 
 def _stop(*_) -> None:
@@ -28,9 +40,9 @@ def _stop(*_) -> None:
     raise KeyboardInterrupt
 
 
-def serve(host: str, port: int, evidence: Path | None) -> int:
+def serve(host: str, port: int, evidence: Path | None, api_key: str | None = None) -> int:
     try:
-        server = make_server(host, port, evidence)
+        server = make_server(host, port, evidence, api_key)
     except OSError as error:
         print(f"error: cannot listen on {host}:{port}: {error.strerror}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ sees the request that produced the answer.
 
 from __future__ import annotations
 
+import hmac
 import json
 import threading
 import time
@@ -47,6 +48,7 @@ class Evidence:
     fact_sent: bool | None  # None when the request named no fact
     reply_kind: str
     reply: str
+    model: str | None = None  # the model name the client asked for, as it arrived
 
 
 class EvidenceLog:
@@ -90,6 +92,7 @@ def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, st
         fact_sent=fact_sent,
         reply_kind=reply.kind,
         reply=reply.text,
+        model=body.get("model"),
     )
     return evidence, reply.text
 
@@ -98,11 +101,30 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "HandoffWitness/1"
     protocol_version = "HTTP/1.1"
     evidence_log: EvidenceLog  # set on the subclass made by make_server
+    api_key: str | None = None  # when set, every request must carry `Authorization: Bearer <key>`
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # the evidence log is the record; per-request stderr lines would only be noise
 
+    def _authorized(self) -> bool:
+        """Refuse a request without the expected key as an OpenAI endpoint does (401 and an
+        ``invalid_api_key`` error body), so a client's wrong-key path can be tested here."""
+        if self.api_key is None:
+            return True
+        given = self.headers.get("authorization") or ""
+        scheme, _, token = given.partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.api_key.encode()):
+            return True
+        self.rfile.read(int(self.headers.get("content-length") or 0))  # keep the connection usable
+        self._send_json(401, {"error": {
+            "message": "Incorrect API key provided." if token else "No API key provided.",
+            "type": "invalid_request_error", "param": None, "code": "invalid_api_key",
+        }})
+        return False
+
     def do_GET(self) -> None:
+        if not self._authorized():
+            return
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send_json(
                 200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "owned_by": "handoff"}]}
@@ -111,6 +133,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
+        if not self._authorized():
+            return
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -177,8 +201,9 @@ def _chunks(model: str, text: str, include_usage: bool) -> list[dict[str, Any]]:
     return chunks
 
 
-def make_server(host: str, port: int, evidence_path: Path | None) -> ThreadingHTTPServer:
-    handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path)})
+def make_server(host: str, port: int, evidence_path: Path | None, api_key: str | None = None) -> ThreadingHTTPServer:
+    """``api_key``: when given, requests without ``Authorization: Bearer <api_key>`` get 401."""
+    handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server

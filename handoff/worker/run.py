@@ -19,10 +19,11 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from handoff.eventlog import events_path, summarize_file
+from handoff.eventlog import EventLogSummary, events_path, parse_events, summarize, summarize_file
 from handoff.fact import Fact
 from handoff.runtime_locator import locate_runtime
 from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
+from handoff.worker.store import WorkerStore
 
 Emit = Callable[..., None]
 
@@ -41,20 +42,28 @@ class Step:
         # An empty runtime path means "the one installed on this machine" (remote hosts).
         runtime_path = spec.runtime_path or str(locate_runtime())
         self.home = Path(spec.home).expanduser()
-        self.runtime = Runtime(runtime_path, str(self.home), Provider(f"{spec.witness_url}/v1", spec.model, spec.tags))
+        self.hostname = socket.gethostname()
+        self.runtime_version = ""
+        # With a database store, session files go through a SessionFs provider to it.
+        self.store = WorkerStore(spec.store, str(self.home)) if spec.store else None
+        self.runtime = Runtime(
+            runtime_path, str(self.home), Provider(f"{spec.witness_url}/v1", spec.model, spec.tags),
+            files=self.store.files if self.store else None,
+        )
 
     async def run(self) -> bool:
         started = time.monotonic()
-        version = await self.runtime.start()
+        version = self.runtime_version = await self.runtime.start()
         self.emit(
             "ready",
             pid=os.getpid(),
-            hostname=socket.gethostname(),
+            hostname=self.hostname,
             address=_address_towards(self.spec.witness_url),
             home=str(self.home),
             runtime_version=version,
             sdk_version=self.sdk_version,
             runtime_start_ms=_ms(started),
+            store=_redacted(self.spec.store),
         )
         ok = True
         try:
@@ -63,6 +72,8 @@ class Step:
         finally:
             await self.runtime.stop()
         self._report_event_log()
+        if self.store:
+            self.store.close()
         return ok
 
     async def _do(self, action: str) -> bool:
@@ -81,15 +92,31 @@ class Step:
         return True
 
     async def _create(self) -> None:
-        self.session = await self.runtime.create(self.session_id)
-        self.session_id = self.runtime.session_id(self.session)
+        await self._open_new(self.session_id)
 
     async def _create_without_id(self) -> None:
-        self.session = await self.runtime.create(None)
+        await self._open_new(None)
+
+    async def _open_new(self, session_id: str | None) -> None:
+        self.session = await self.runtime.create(session_id)
         self.session_id = self.runtime.session_id(self.session)
+        if self.store:
+            self.store.registry.created(self.session_id, self.spec.owner, self.hostname, self.runtime_version)
 
     async def _resume(self) -> None:
         self.session = await self.runtime.resume(self.session_id)
+        if self.store:
+            self.store.registry.resumed(self.session_id, self.hostname, self.runtime_version)
+
+    async def _discover(self) -> dict:
+        """Find the session in the registry (not the runtime's index) and take its id."""
+        if not self.store:
+            raise LookupError("discover needs a database store with a registry")
+        registered = self.store.registry.sessions()
+        if not registered:
+            raise LookupError("the registry lists no sessions")
+        self.session_id = registered[0].session_id
+        return {"registered": [s.session_id for s in registered]}
 
     async def _resume_most_recent(self) -> dict:
         stored = await self.runtime.list()
@@ -103,12 +130,27 @@ class Step:
     async def _tell(self) -> None:
         await self._turn("tell", self.fact.remember_prompt)
 
+    async def _crash_mid_append(self) -> None:
+        """Start a turn and wait to be killed inside the first append to the store,
+        after the row was written and before the transaction commits."""
+        if not self.store:
+            raise LookupError("crash-mid-append needs a database store")
+
+        async def hold(path: str) -> None:
+            self.emit("holding", session_id=self.session_id, during=f"append to {path}")
+            await asyncio.Event().wait()
+
+        self.store.files(self.session_id).hold_before_commit = hold
+        await self._turn("tell", self.fact.remember_prompt)
+
     async def _ask(self) -> None:
         await self._turn("ask", self.fact.question_prompt)
 
     async def _turn(self, kind: str, prompt: str) -> None:
         started = time.monotonic()
         answer = await self.runtime.send(self.session, prompt, {"x-handoff-turn": str(self.turn)})
+        if self.store:
+            self.store.registry.turned(self.session_id, prompt)
         self.emit("turn", turn=self.turn, kind=kind, session_id=self.session_id, prompt=prompt, answer=answer, ms=_ms(started))
         self.turn += 1
 
@@ -127,11 +169,16 @@ class Step:
         self.emit("holding", session_id=self.session_id)
         await asyncio.Event().wait()  # until the coordinator kills this process
 
+    def _event_log(self) -> EventLogSummary | None:
+        if self.store:
+            text = self.store.events_text(self.session_id)
+            return None if text is None else summarize(*parse_events(text.splitlines()))
+        return summarize_file(events_path(self.home, self.session_id))
+
     def _report_event_log(self) -> None:
         if not self.session_id:
             return
-        path = events_path(self.home, self.session_id)
-        summary = summarize_file(path)
+        summary = self._event_log()
         if summary is None:
             self.emit("eventlog", session_id=self.session_id, found=False)
             return
@@ -147,6 +194,7 @@ class Step:
             resume_event_count=last.event_count if last else None,
             already_in_use=last.already_in_use if last else None,
             branch_points=summary.branch_points,
+            unreadable_lines=summary.unreadable_lines,
         )
 
 
@@ -163,6 +211,16 @@ def _address_towards(url: str) -> str | None:
             if entry.family == socket.AF_INET and not entry.address.startswith("127."):
                 return entry.address
     return None
+
+
+def _redacted(url: str | None) -> str | None:
+    """A store's address without any password in it."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@")
+    return url
 
 
 def _ms(since: float) -> int:

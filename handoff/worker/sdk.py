@@ -7,12 +7,18 @@ home, create / resume / close a session, send a turn, read metadata and the list
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib.metadata import version as package_version
+from typing import Callable
 
 from copilot import CopilotClient
 from copilot.client import RuntimeConnection
+from copilot.generated.rpc import SessionFSReaddirWithTypesEntry
 from copilot.session import CopilotSession, PermissionHandler
+from copilot.session_fs_provider import SessionFsFileInfo, SessionFsProvider
+
+from handoff.stores.files import STATE_ROOT, SessionFiles
 
 SDK_VERSION = package_version("github-copilot-sdk")
 TURN_TIMEOUT_SECONDS = 60.0
@@ -39,22 +45,90 @@ class Provider:
 
 
 @dataclass(frozen=True)
+class CopilotService:
+    """The GitHub Copilot service itself instead of a BYOK provider: the runtime picks
+    ``model`` from Copilot's own models and authenticates with a GitHub token, which is
+    kept out of repr so it cannot end up in a message or a log."""
+
+    model: str
+    github_token: str = field(repr=False)
+
+    def config(self) -> None:
+        return None  # no BYOK provider: create/resume then use the Copilot service
+
+
+@dataclass(frozen=True)
 class StoredSession:
     session_id: str
     modified: str
     summary: str | None
 
 
-class Runtime:
-    """One Copilot runtime process, owned by this worker, with its own COPILOT_HOME."""
+class _StoreProvider(SessionFsProvider):
+    """The SDK's SessionFs provider interface over the tool's database-backed files."""
 
-    def __init__(self, runtime_path: str, home: str, provider: Provider):
+    def __init__(self, files: SessionFiles):
+        self.files = files
+
+    async def read_file(self, path: str) -> str:
+        return await self.files.read_file(path)
+
+    async def write_file(self, path: str, content: str, mode: int | None = None) -> None:
+        await self.files.write_file(path, content)
+
+    async def append_file(self, path: str, content: str, mode: int | None = None) -> None:
+        await self.files.append_file(path, content)
+
+    async def exists(self, path: str) -> bool:
+        return await self.files.exists(path)
+
+    async def stat(self, path: str) -> SessionFsFileInfo:
+        entry = await self.files.stat(path)
+        return SessionFsFileInfo(
+            is_file=not entry.is_dir, is_directory=entry.is_dir, size=entry.size,
+            mtime=datetime.fromtimestamp(entry.mtime, UTC), birthtime=datetime.fromtimestamp(entry.birthtime, UTC),
+        )
+
+    async def mkdir(self, path: str, recursive: bool, mode: int | None = None) -> None:
+        await self.files.mkdir(path, recursive)
+
+    async def readdir(self, path: str) -> list[str]:
+        return [name for name, _ in await self.files.readdir(path)]
+
+    async def readdir_with_types(self, path: str) -> list[SessionFSReaddirWithTypesEntry]:
+        return [
+            SessionFSReaddirWithTypesEntry.from_dict({"name": name, "type": "directory" if is_dir else "file"})
+            for name, is_dir in await self.files.readdir(path)
+        ]
+
+    async def rm(self, path: str, recursive: bool, force: bool) -> None:
+        await self.files.rm(path, recursive, force)
+
+    async def rename(self, src: str, dest: str) -> None:
+        await self.files.rename(src, dest)
+
+
+class Runtime:
+    """One Copilot runtime process, owned by this worker, with its own COPILOT_HOME.
+
+    With ``files`` (session id -> SessionFiles), the session's files go through a
+    SessionFs provider to the database instead of to the home directory."""
+
+    def __init__(self, runtime_path: str, home: str, provider: Provider,
+                 files: Callable[[str], SessionFiles] | None = None):
+        session_fs = None
+        if files is not None:
+            session_fs = {"initial_working_directory": "/work", "session_state_path": STATE_ROOT, "conventions": "posix"}
         self._client = CopilotClient(
             connection=RuntimeConnection.for_stdio(path=runtime_path),
             base_directory=home,
+            github_token=getattr(provider, "github_token", None),  # set only for CopilotService
             use_logged_in_user=False,
+            session_fs=session_fs,
         )
         self._provider = provider
+        self._files = files
+        self._fs_handler = (lambda session: _StoreProvider(files(session.session_id))) if files else None
 
     async def start(self) -> str:
         """Start the runtime; returns its version."""
@@ -71,6 +145,7 @@ class Runtime:
             provider=self._provider.config(),
             streaming=False,
             on_permission_request=PermissionHandler.approve_all,
+            create_session_fs_handler=self._fs_handler,
         )
 
     async def resume(self, session_id: str) -> CopilotSession:
@@ -80,6 +155,7 @@ class Runtime:
             provider=self._provider.config(),
             streaming=False,
             on_permission_request=PermissionHandler.approve_all,
+            create_session_fs_handler=self._fs_handler,
         )
 
     @staticmethod

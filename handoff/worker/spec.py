@@ -22,8 +22,10 @@ ACTIONS = {
     "metadata": "get_session_metadata for the id passed along",
     "list": "list_sessions",
     "hold": "report 'holding' and wait to be killed (used to simulate a crash)",
+    "discover": "take the most recently active session id from the store's registry",
+    "crash-mid-append": "turn that is killed inside its first append to the store, before it commits",
 }
-TURN_ACTIONS = {"tell", "ask"}
+TURN_ACTIONS = {"tell", "ask", "crash-mid-append"}
 OPENING_ACTIONS = {"create", "create-without-id", "resume", "resume-most-recent"}
 
 
@@ -42,6 +44,8 @@ class WorkerSpec:
     session_id: str | None = None
     first_turn: int = 1
     tags: dict[str, str] = field(default_factory=dict)
+    store: str | None = None  # a database URL: session files go there through SessionFs
+    owner: str = "demo"  # the principal recorded in the registry
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -1,0 +1,163 @@
+"""Where the model behind a session comes from: the embedded witness, the GitHub Copilot
+service, or any OpenAI-compatible endpoint (Ollama, vLLM, a hosted API).
+
+Why a module of its own: `handoff lab` chooses a backend today and `handoff run` is meant
+to later, so the choice is plain data that (1) is checked before any process starts, so
+bad input is one line and exit 2, not a runtime failure half-way; (2) holds the *names*
+of environment variables, never a secret, so it can be printed, logged or sent to a
+worker process as JSON; and (3) becomes what the SDK wants (:meth:`Backend.model_source`)
+only inside the process that talks to the runtime, which reads the secret at that moment.
+
+It also owns turning the runtime's backend failures (a refused key, an endpoint that is
+not there) into a sentence that names the option to fix, since only it knows which
+option supplied the URL or the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+from handoff.errors import UserError
+
+WITNESS = "witness"
+COPILOT = "copilot"
+OPENAI_COMPATIBLE = "openai-compatible"
+KINDS = (WITNESS, COPILOT, OPENAI_COMPATIBLE)
+
+WITNESS_MODEL = "handoff-witness"  # the name the witness reports; it answers to any name
+DEFAULT_COPILOT_MODEL = "claude-haiku-4.5"
+# The variables the Copilot runtime itself reads, in its order of precedence.
+TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+NO_KEY = "no-key-configured"  # an endpoint such as Ollama ignores the key; the runtime needs one
+
+TOKEN_HINT = (
+    "set COPILOT_GITHUB_TOKEN (or GH_TOKEN / GITHUB_TOKEN) to a GitHub token that may use "
+    "Copilot, e.g. a fine-grained token with the 'Copilot Requests' permission, or "
+    "`export COPILOT_GITHUB_TOKEN=$(gh auth token)` after `gh auth login`"
+)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A validated backend choice. Secrets are referred to by variable name only."""
+
+    kind: str
+    model: str
+    provider_url: str | None = None  # openai-compatible: the endpoint's base URL (…/v1)
+    api_key_env: str | None = None  # openai-compatible: the variable holding its key
+    token_env: str | None = None  # copilot: the variable the GitHub token was found in
+
+    def describe(self) -> str:
+        """One line for people: what talks to the runtime, without any secret."""
+        if self.kind == COPILOT:
+            return f"GitHub Copilot service, model {self.model}, token from ${self.token_env}"
+        if self.kind == OPENAI_COMPATIBLE:
+            key = f"key from ${self.api_key_env}" if self.api_key_env else "no key"
+            return f"OpenAI-compatible endpoint {self.provider_url}, model {self.model}, {key}"
+        return f"embedded witness model ({self.model})"
+
+    def secrets(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """The secret values this backend uses, so messages can be scrubbed of them."""
+        environ = os.environ if environ is None else environ
+        names = [n for n in (self.token_env, self.api_key_env) if n]
+        return [environ[n] for n in names if environ.get(n)]
+
+    def model_source(self, witness_url: str | None = None, headers: dict[str, str] | None = None,
+                     environ: Mapping[str, str] | None = None) -> Any:
+        """What :class:`handoff.worker.sdk.Runtime` takes: a BYOK ``Provider`` or the
+        ``CopilotService``. Imports the SDK, so call it only where the runtime runs.
+        The provider is built fresh for every runtime because the runtime does not store
+        it with the session: a resume must be given it again."""
+        from handoff.worker.sdk import CopilotService, Provider
+
+        environ = os.environ if environ is None else environ
+        if self.kind == COPILOT:
+            token = environ.get(self.token_env or "")
+            if not token:
+                raise UserError(f"${self.token_env} is no longer set: {TOKEN_HINT}")
+            return CopilotService(self.model, token)
+        if self.kind == OPENAI_COMPATIBLE:
+            key = environ.get(self.api_key_env) if self.api_key_env else NO_KEY
+            if not key:
+                raise UserError(f"--api-key-env {self.api_key_env}: that variable is not set or empty")
+            return Provider(self.provider_url, self.model, dict(headers or {}), api_key=key)
+        if not witness_url:
+            raise ValueError("the witness backend needs the witness's URL")
+        return Provider(f"{witness_url}/v1", self.model, dict(headers or {}))
+
+    def explain(self, message: str) -> str | None:
+        """A one-line, actionable reading of a runtime error about this backend, or None
+        when the error is not about the backend (a missing session, say)."""
+        status = re.search(r"\(HTTP (\d{3})\)", message)
+        refused = "Authentication failed" in message or (status and status.group(1) in ("401", "403"))
+        if refused:
+            code = f" (HTTP {status.group(1)})" if status else ""
+            if self.kind == COPILOT:
+                return f"the GitHub Copilot service refused the token from ${self.token_env}{code}: {TOKEN_HINT}"
+            if self.kind == OPENAI_COMPATIBLE:
+                if self.api_key_env:
+                    return (f"the endpoint {self.provider_url} refused the API key from ${self.api_key_env}{code}: "
+                            f"check that variable's value (it is not shown)")
+                return (f"the endpoint {self.provider_url} wants an API key{code}: "
+                        f"pass --api-key-env VAR, VAR being the variable that holds it")
+            return f"the witness model refused the request{code}"
+        if "Could not connect" in message or "ECONNREFUSED" in message:
+            if self.kind == OPENAI_COMPATIBLE:
+                return f"cannot reach the endpoint {self.provider_url}: is it running, and is --provider-url right?"
+            if self.kind == COPILOT:
+                return "cannot reach the GitHub Copilot service: this machine needs internet access for --backend copilot"
+        return None
+
+
+def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: str | None,
+           environ: Mapping[str, str] | None = None) -> Backend:
+    """Validate the backend options; every problem is a UserError naming the option."""
+    environ = os.environ if environ is None else environ
+    if kind not in KINDS:
+        raise UserError(f"--backend {kind}: choose one of {', '.join(KINDS)}")
+    if model is not None and not model.strip():
+        raise UserError("--model must not be empty")
+    if kind != OPENAI_COMPATIBLE:
+        for option, value in (("--provider-url", provider_url), ("--api-key-env", api_key_env)):
+            if value:
+                raise UserError(f"{option} is for --backend {OPENAI_COMPATIBLE} (the backend is {kind})")
+    if kind == WITNESS:
+        return Backend(WITNESS, model or WITNESS_MODEL)
+    if kind == COPILOT:
+        token_env = next((name for name in TOKEN_VARIABLES if environ.get(name, "").strip()), None)
+        if token_env is None:
+            raise UserError(f"--backend copilot needs a GitHub token: {TOKEN_HINT}")
+        return Backend(COPILOT, model or DEFAULT_COPILOT_MODEL, token_env=token_env)
+    if not provider_url:
+        raise UserError(f"--backend {OPENAI_COMPATIBLE} needs --provider-url, e.g. http://localhost:11434/v1 for Ollama")
+    parts = urlsplit(provider_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"--provider-url {provider_url}: expected http(s)://host[:port]/path, e.g. http://localhost:11434/v1")
+    if not model:
+        raise UserError(f"--backend {OPENAI_COMPATIBLE} needs --model NAME, the endpoint's model (e.g. llama3.2 for Ollama)")
+    if api_key_env is not None:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", api_key_env):
+            # Not echoed: a user who passed the key itself would see it printed.
+            raise UserError("--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key")
+        if not environ.get(api_key_env):
+            raise UserError(f"--api-key-env {api_key_env}: that variable is not set or empty")
+    return Backend(OPENAI_COMPATIBLE, model, provider_url=provider_url.rstrip("/"), api_key_env=api_key_env)
+
+
+def configured(environ: Mapping[str, str] | None = None) -> list[tuple[str, bool | None, str, str | None]]:
+    """For `handoff doctor`: each backend, whether it is usable as things stand (None:
+    depends on options given per run), what to say, and how to make it usable. Names the
+    token's variable, never its value."""
+    environ = os.environ if environ is None else environ
+    token_env = next((name for name in TOKEN_VARIABLES if environ.get(name, "").strip()), None)
+    return [
+        (WITNESS, True, "ready (embedded, the default)", None),
+        (COPILOT, token_env is not None,
+         f"token present in ${token_env} (not checked: that needs the service)" if token_env
+         else "no token in COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN", None if token_env else TOKEN_HINT),
+        (OPENAI_COMPATIBLE, None, "per run: --provider-url URL --model NAME [--api-key-env VAR] (e.g. Ollama)", None),
+    ]

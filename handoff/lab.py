@@ -1,0 +1,268 @@
+"""`handoff lab`: Lab 05 ("sessions") as the lab prints it, on the real runtime.
+
+Why it exists next to `handoff run`: the lab's transcript is what a learner reads first
+and compares against. This command prints that transcript in the same shape, from the
+same prompts (:mod:`handoff.fact`) and the same SDK calls — ``create_session`` with an
+id, close, ``resume_session`` by id, ``get_session_metadata``, ``list_sessions`` — and
+runs the lab's exercises: the resume from a second process (``--resume ID``), a stable
+id, a third turn, resuming the most recent session. The model is the witness by default,
+so the answer can only name the fact if the runtime really sent turn 1 along.
+
+Every SDK call goes through :class:`handoff.worker.sdk.Runtime` (the only module that
+imports the SDK). The witness is a tracked child process and the runtime is the SDK's
+child; both are gone when :func:`run_lab` returns or raises, also on Ctrl-C and SIGTERM.
+
+Exit codes (returned, or carried by the exceptions): 0 the transcript completed and every
+resumed answer named the fact; 1 it completed but a resumed answer did not (the context
+did not survive); 2 bad input or configuration (:class:`UserError`: options, an unknown
+session id, no stored session, no token, a refused key, an unreachable endpoint);
+3 something else failed (:class:`LabFailure`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import signal
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import psutil
+
+from handoff.backends import Backend
+from handoff.errors import UserError
+from handoff.fact import Fact
+from handoff.processes import ProcessTracker
+from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
+from handoff.witness.launch import WitnessStartError, start_witness
+
+DEFAULT_HOME = PROJECT_ROOT / ".state" / "lab-home"
+LOG_DIR = "handoff-lab"  # inside the home: the SDK's log and the witness's stderr
+STOP_TIMEOUT = 15.0
+# An id names a directory (session-state/<id>/): keep it to characters that are safe there.
+SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+Write = Callable[[str], None]
+
+
+class LabFailure(Exception):
+    """The lab could not complete for a reason that is not the user's input (exit 3)."""
+
+
+def new_lab_session_id() -> str:
+    """The lab's own recipe: a readable prefix and random hex, cut to 24 characters."""
+    return f"sdklabs-{uuid.uuid4().hex}"[:24]
+
+
+@dataclass(frozen=True)
+class LabOptions:
+    backend: Backend
+    fact: Fact
+    home: Path = DEFAULT_HOME
+    session_id: str | None = None  # --session-id: a stable id instead of a random one
+    resume: str | None = None  # --resume ID: only turn 2, typically in a second process
+    resume_most_recent: bool = False  # only turn 2, on the newest stored session
+    third_turn: bool = False  # the lab's exercise: resume again after the metadata
+
+    def check(self) -> None:
+        """Reject contradictory or malformed options before anything starts."""
+        chosen = [name for name, given in (("--resume", self.resume), ("--session-id", self.session_id),
+                                           ("--resume-most-recent", self.resume_most_recent)) if given]
+        if len(chosen) > 1:
+            raise UserError(f"{' and '.join(chosen)} choose the session in different ways: give only one")
+        if not self.fact.value.strip() or not self.fact.topic.strip():
+            raise UserError("--fact and --topic must not be empty")
+        for option, value in (("--resume", self.resume), ("--session-id", self.session_id)):
+            if value is not None and not SESSION_ID_PATTERN.fullmatch(value):
+                raise UserError(f"{option} {value!r}: an id is 1-100 letters, digits, '.', '_' or '-', "
+                                f"starting with a letter or digit (it names a directory in the home)")
+        if self.home.exists() and not self.home.is_dir():
+            raise UserError(f"--home {self.home}: exists and is not a directory")
+
+
+def run_lab(options: LabOptions, write: Write, warn: Write) -> int:
+    """Run the lab, writing the transcript line by line; returns 0 or 1 (see module doc).
+    Nothing it started is left running when it returns or raises."""
+    options.check()
+    runtime_path = locate_runtime()
+    try:
+        (options.home / LOG_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"--home {options.home}: cannot create it ({error.strerror})") from None
+    before = _descendants()
+    tracker = ProcessTracker()
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
+    try:
+        with _sdk_log_to(options.home / LOG_DIR / "sdk.log"):
+            return asyncio.run(_Lab(options, str(runtime_path), tracker, write, warn).run())
+    finally:
+        tracker.stop_all()
+        _kill_new_descendants(before)  # the SDK's runtime, should its stop have failed
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _Lab:
+    def __init__(self, options: LabOptions, runtime_path: str, tracker: ProcessTracker, write: Write, warn: Write):
+        self.options = options
+        self.backend = options.backend
+        self.runtime_path = runtime_path
+        self.tracker = tracker
+        self.write = write
+        self.warn = warn
+        self.runtime: Any = None
+
+    def say(self, *lines: str) -> None:
+        for line in lines:
+            self.write(line)
+
+    async def run(self) -> int:
+        from handoff.worker.sdk import Runtime  # the SDK loads only when a lab really runs
+
+        try:
+            witness_url = None
+            if self.backend.kind == "witness":
+                witness_url = await start_witness(self.tracker, self.options.home / LOG_DIR / "witness.stderr")
+            self.runtime = Runtime(self.runtime_path, str(self.options.home), self.backend.model_source(witness_url))
+            await self._sdk("start the runtime", self.runtime.start())
+            return await self._transcript()
+        except WitnessStartError as error:
+            raise LabFailure(str(error)) from None
+        finally:
+            if self.runtime is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.runtime.stop(), STOP_TIMEOUT)
+            await self.tracker.shutdown()
+
+    async def _transcript(self) -> int:
+        options, fact = self.options, self.options.fact
+        header = ["== Lab 05: sessions ==", "", f"Model: {self.backend.model}"]
+        if options.resume or options.resume_most_recent:
+            # Only turn 2. The header waits for the resume, so a bad id prints just the error.
+            if options.resume_most_recent:
+                session_id, stored = await self._most_recent()
+                header.append(f"Stored sessions: {stored} (list_sessions); resuming the most recent")
+            else:
+                session_id = options.resume
+            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id))
+            self.say(*header, f"Session id: {session_id}", "", "--- Turn 2 (resumed session) ---")
+            recalled = await self._ask_and_close(session, turn=2)
+        else:
+            session_id = options.session_id or new_lab_session_id()
+            self.say(*header, f"Session id: {session_id}")
+            if options.session_id and await self._sdk("get_session_metadata", self.runtime.metadata(session_id)):
+                self.say("Note: this id is already stored here; create_session does not continue it "
+                         "(only resume_session does; see README, 'A finding that corrects the lab').")
+            self.say("", "--- Turn 1 (new session) ---")
+            session = await self._sdk("create_session", self.runtime.create(session_id))
+            await self._turn(session, fact.remember_prompt, turn=1)
+            await self._sdk("close the session", self.runtime.close(session))
+            self.say("", "Session closed.", "", "--- Turn 2 (resumed session) ---")
+            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id))
+            recalled = await self._ask_and_close(session, turn=2)
+        found = await self._sdk("get_session_metadata", self.runtime.metadata(session_id))
+        self.say("", "--- Session metadata ---",
+                 "  (no metadata returned)" if found is None else f"  id={session_id} metadata retrieved")
+        if options.third_turn:
+            self.say("", "--- Turn 3 (resumed again, after metadata) ---")
+            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id))
+            recalled = await self._ask_and_close(session, turn=3) and recalled
+        return 0 if recalled else 1
+
+    async def _most_recent(self) -> tuple[str, int]:
+        stored = await self._sdk("list_sessions", self.runtime.list())
+        if not stored:
+            raise UserError(f"no stored sessions in {self.options.home} to resume: "
+                            f"run `handoff lab` first, with the same --home")
+        return max(stored, key=lambda s: s.modified).session_id, len(stored)
+
+    async def _ask_and_close(self, session: Any, turn: int) -> bool:
+        answer = await self._turn(session, self.options.fact.question_prompt, turn)
+        await self._sdk("close the session", self.runtime.close(session))
+        if self.options.fact.is_in(answer):
+            return True
+        self.warn(f"turn {turn}: the answer does not name {self.options.fact.value!r}: "
+                  f"the resumed session did not carry turn 1 to the model")
+        return False
+
+    async def _turn(self, session: Any, prompt: str, turn: int) -> str | None:
+        self.say(f"You: {prompt}")
+        answer = await self._sdk(f"turn {turn}", self.runtime.send(session, prompt, {}))
+        self.say(f"Assistant: {answer if answer is not None else '(no reply)'}")
+        return answer
+
+    async def _sdk(self, what: str, call: Awaitable[Any]) -> Any:
+        """Await one SDK call; turn whatever it raises into a one-line error that says
+        what failed and, when it is the user's to fix, how (exit 2), else exit 3."""
+        try:
+            return await call
+        except (asyncio.TimeoutError, TimeoutError):
+            raise LabFailure(f"{what}: the model did not answer in time") from None
+        except Exception as error:  # the SDK raises plain Exception for a failed turn
+            message = _scrub(runtime_message(error), self.backend.secrets())
+        missing = re.search(r"Session not found\S*( \S+)?", message)
+        if missing:
+            raise UserError(f"{missing.group(0)} (no session with this id is stored in {self.options.home}; "
+                            f"start one with `handoff lab`, using the same --home)")
+        explained = self.backend.explain(message)
+        if explained:
+            raise UserError(f"{what}: {explained}")
+        raise LabFailure(f"{what}: {message}")
+
+
+def runtime_message(error: BaseException) -> str:
+    """The runtime's own words, on one line, without the JSON-RPC and SDK wrapping."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    text = re.sub(r"^JSON-RPC Error -?\d+: (Request \S+ failed with message: )?", "", text)
+    text = text.removeprefix("Session error: ")
+    # The runtime's advice names its own variables (COPILOT_PROVIDER_API_KEY, ...), which
+    # this tool does not use; the caller supplies advice about its own options instead.
+    text = re.sub(r"\s*Check your COPILOT_PROVIDER_\S.*$", "", text)
+    return text[:400]
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _interrupt(*_: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _sdk_log_to(path: Path):
+    """The SDK logs failed requests with a traceback; on a terminal that would bury the
+    one-line error, so its records go to a file in the home instead."""
+    logger = logging.getLogger("copilot")
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    saved = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = saved
+        handler.close()
+
+
+def _descendants() -> set[int]:
+    with contextlib.suppress(psutil.Error):
+        return {child.pid for child in psutil.Process().children(recursive=True)}
+    return set()
+
+
+def _kill_new_descendants(before: set[int]) -> None:
+    """Kill any process below this one that the lab started and that is still running."""
+    with contextlib.suppress(psutil.Error):
+        left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+        for process in left:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        psutil.wait_procs(left, timeout=5)

@@ -1,0 +1,82 @@
+"""The session registry: who made which session, where, and when it was last resumed.
+
+The runtime's own discovery (``list_sessions``, ``get_session_metadata``) reads an index
+in the runtime's home, which a SessionFs provider does not share: a session resumable
+from the database is invisible to them on another host. The registry lives in the same
+database as the session files, so discovery works wherever resume does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from handoff.stores.database import Database
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS session_registry (
+    session_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    created_on TEXT NOT NULL,
+    last_resumed_at DOUBLE PRECISION,
+    last_resumed_on TEXT,
+    runtime_version TEXT NOT NULL,
+    turns INTEGER NOT NULL DEFAULT 0,
+    summary TEXT
+)
+"""
+COLUMNS = "session_id, owner, created_at, created_on, last_resumed_at, last_resumed_on, runtime_version, turns, summary"
+
+
+@dataclass(frozen=True)
+class RegisteredSession:
+    session_id: str
+    owner: str
+    created_at: float
+    created_on: str
+    last_resumed_at: float | None
+    last_resumed_on: str | None
+    runtime_version: str
+    turns: int
+    summary: str | None
+
+    @property
+    def last_active(self) -> float:
+        return max(self.created_at, self.last_resumed_at or 0.0)
+
+
+class Registry:
+    def __init__(self, database: Database):
+        self.db = database
+        self.db.create_table(SCHEMA)
+
+    def created(self, session_id: str, owner: str, host: str, runtime_version: str) -> None:
+        self.db.execute(
+            "INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version) "
+            "VALUES ({p}, {p}, {p}, {p}, {p}) ON CONFLICT (session_id) DO NOTHING",
+            (session_id, owner, time.time(), host, runtime_version),
+        )
+
+    def resumed(self, session_id: str, host: str, runtime_version: str) -> None:
+        self.db.execute(
+            "UPDATE session_registry SET last_resumed_at = {p}, last_resumed_on = {p}, runtime_version = {p} "
+            "WHERE session_id = {p}",
+            (time.time(), host, runtime_version, session_id),
+        )
+
+    def turned(self, session_id: str, prompt: str) -> None:
+        """Count a turn; the first prompt becomes the summary, as the runtime's own index does."""
+        self.db.execute(
+            "UPDATE session_registry SET turns = turns + 1, summary = COALESCE(summary, {p}) WHERE session_id = {p}",
+            (prompt[:200], session_id),
+        )
+
+    def sessions(self, owner: str | None = None) -> list[RegisteredSession]:
+        """Registered sessions, most recently active first."""
+        if owner is None:
+            rows = self.db.rows(f"SELECT {COLUMNS} FROM session_registry")
+        else:
+            rows = self.db.rows(f"SELECT {COLUMNS} FROM session_registry WHERE owner = {{p}}", (owner,))
+        found = [RegisteredSession(*row) for row in rows]
+        return sorted(found, key=lambda s: s.last_active, reverse=True)

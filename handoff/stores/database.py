@@ -1,0 +1,125 @@
+"""The database a store lives in: a SQLite file or a PostgreSQL server, behind one small
+interface so the session files and the registry are written once for both.
+
+Queries are written with ``{p}`` where a parameter goes; each backend turns it into its
+driver's placeholder. Connection failures become a one-line UserError naming the
+address and the cause.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlsplit
+
+from handoff.errors import UserError
+
+
+class Database:
+    placeholder: str
+    url: str
+
+    def __init__(self, connection: Any):
+        self.connection = connection
+
+    def sql(self, query: str) -> str:
+        return query.replace("{p}", self.placeholder)
+
+    def execute(self, query: str, params: tuple = ()) -> Any:
+        return self.connection.execute(self.sql(query), params)
+
+    def rows(self, query: str, params: tuple = ()) -> list[tuple]:
+        return list(self.execute(query, params).fetchall())
+
+    def row(self, query: str, params: tuple = ()) -> tuple | None:
+        return self.execute(query, params).fetchone()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        raise NotImplementedError
+
+    def byte_length(self, column: str) -> str:
+        """SQL for the length of a text column in UTF-8 bytes."""
+        raise NotImplementedError
+
+    def create_table(self, ddl: str) -> None:
+        """Run a CREATE TABLE IF NOT EXISTS safely when several workers start at once
+        (PostgreSQL's IF NOT EXISTS is not safe against a concurrent creator)."""
+        with self.transaction():
+            self._serialize_schema_changes()
+            self.execute(ddl)
+
+    def _serialize_schema_changes(self) -> None:
+        pass  # SQLite's BEGIN IMMEDIATE already lets one writer in at a time
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class SqliteDatabase(Database):
+    placeholder = "?"
+
+    def __init__(self, path: Path):
+        self.url = f"sqlite:///{path}"
+        try:
+            connection = sqlite3.connect(path, isolation_level=None, timeout=30)
+        except sqlite3.Error as error:
+            raise UserError(f"cannot open the SQLite store {path}: {error}") from None
+        connection.execute("PRAGMA journal_mode=WAL")
+        super().__init__(connection)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        # IMMEDIATE takes the write lock up front, so two writers queue instead of
+        # failing half-way through an upgrade from a read lock.
+        self.connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.connection.execute("ROLLBACK")
+            raise
+        self.connection.execute("COMMIT")
+
+    def byte_length(self, column: str) -> str:
+        return f"length(CAST({column} AS BLOB))"
+
+
+class PostgresDatabase(Database):
+    placeholder = "%s"
+
+    def __init__(self, url: str):
+        import psycopg  # only runs that name a PostgreSQL store need the driver
+
+        self.url = url
+        try:
+            connection = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as error:
+            where = urlsplit(url)
+            cause = " ".join(str(error).split()) or type(error).__name__
+            raise UserError(f"cannot connect to PostgreSQL at {where.hostname}:{where.port or 5432}: {cause}") from None
+        super().__init__(connection)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.connection.transaction():
+            yield
+
+    def byte_length(self, column: str) -> str:
+        return f"octet_length({column})"
+
+    def _serialize_schema_changes(self) -> None:
+        self.execute("SELECT pg_advisory_xact_lock(hashtext('handoff schema'))")
+
+
+def connect(url: str) -> Database:
+    """``postgresql://...`` / ``postgres://...`` or ``sqlite:///path`` (or a plain path)."""
+    scheme = urlsplit(url).scheme
+    if scheme in ("postgres", "postgresql"):
+        return PostgresDatabase(url)
+    if scheme == "sqlite":
+        return SqliteDatabase(Path(url.removeprefix("sqlite://")))
+    if scheme == "":
+        return SqliteDatabase(Path(url))
+    raise UserError(f"store {url!r}: use postgresql://user@host:port/db, sqlite:///path/to/file.db, or a file path")

@@ -1,0 +1,288 @@
+"""`handoff lab` as a learner runs it: the real CLI in its own process, the real runtime,
+the real witness (or a separately started endpoint that wants a key). Every lab run is a
+new process, so a `--resume` run really crosses a process boundary."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from handoff.fact import Fact
+
+pytestmark = pytest.mark.e2e
+
+ID = re.compile(r"sdklabs-[0-9a-f]{16}")
+TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+
+
+# Every lab run of this module carries this variable; its witness and runtime inherit it,
+# which tells them apart from the processes of other runs on the same machine.
+MARK = "HANDOFF_LAB_TEST_RUN"
+RUN_MARK = uuid.uuid4().hex
+
+
+def lab(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "handoff", "lab", "--home", str(home), *args],
+                          capture_output=True, text=True, timeout=120, env={**(env or os.environ), MARK: RUN_MARK})
+
+
+def started_by_these_tests() -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["pid", "status"]):
+        with contextlib.suppress(psutil.Error):
+            if process.info["status"] != psutil.STATUS_ZOMBIE and process.environ().get(MARK) == RUN_MARK:
+                found.append(process)
+    return found
+
+
+def session_id(done: subprocess.CompletedProcess) -> str:
+    return next(line for line in done.stdout.splitlines() if line.startswith("Session id: ")).removeprefix("Session id: ")
+
+
+def events(home: Path, sid: str) -> list[dict]:
+    path = home / "session-state" / sid / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind():
+    """Every lab run removes the witness and the runtime it started."""
+    yield
+    assert started_by_these_tests() == []
+
+
+def test_transcript_has_the_labs_shape_line_by_line(tmp_path):
+    done = lab(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    sid = session_id(done)
+    assert ID.fullmatch(sid) and len(sid) == 24
+    assert done.stdout.splitlines() == [
+        "== Lab 05: sessions ==",
+        "",
+        "Model: handoff-witness",
+        f"Session id: {sid}",
+        "",
+        "--- Turn 1 (new session) ---",
+        "You: Remember this: my favourite retail segment is 'At Risk'. Reply with just OK.",
+        "Assistant: OK",
+        "",
+        "Session closed.",
+        "",
+        "--- Turn 2 (resumed session) ---",
+        "You: Which retail segment did I say was my favourite?",
+        "Assistant: Your favourite retail segment is 'At Risk'.",
+        "",
+        "--- Session metadata ---",
+        f"  id={sid} metadata retrieved",
+    ]
+    # Turn 1 was closed before turn 2 resumed it: the event log says so.
+    kinds = [e["type"] for e in events(tmp_path, sid)]
+    assert kinds.index("session.shutdown") < kinds.index("session.resume")
+
+
+def test_resume_in_a_second_process_remembers_the_fact(tmp_path):
+    first = lab(tmp_path)
+    assert first.returncode == 0, first.stderr
+    sid = session_id(first)
+
+    second = lab(tmp_path, "--resume", sid)  # a new process, a new runtime, a new witness
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.splitlines() == [
+        "== Lab 05: sessions ==",
+        "",
+        "Model: handoff-witness",
+        f"Session id: {sid}",
+        "",
+        "--- Turn 2 (resumed session) ---",
+        "You: Which retail segment did I say was my favourite?",
+        "Assistant: Your favourite retail segment is 'At Risk'.",
+        "",
+        "--- Session metadata ---",
+        f"  id={sid} metadata retrieved",
+    ]
+
+
+def test_a_stable_id_twice(tmp_path):
+    first = lab(tmp_path, "--session-id", "analyst-demo")
+    second = lab(tmp_path, "--session-id", "analyst-demo")
+    for done in (first, second):
+        assert done.returncode == 0, done.stderr
+        assert session_id(done) == "analyst-demo"
+        assert "Assistant: Your favourite retail segment is 'At Risk'." in done.stdout
+        assert "  id=analyst-demo metadata retrieved" in done.stdout
+    assert "already stored" not in first.stdout
+    assert "Note: this id is already stored here; create_session does not continue it" in second.stdout
+    # One events.jsonl, two conversations started in it (README: 'A finding that corrects the lab').
+    assert [e["type"] for e in events(tmp_path, "analyst-demo")].count("session.start") == 2
+
+
+def test_third_turn_resumes_again_after_the_metadata(tmp_path):
+    done = lab(tmp_path, "--third-turn")
+    assert done.returncode == 0, done.stderr
+    sid = session_id(done)
+    assert done.stdout.splitlines()[-7:] == [
+        "",
+        "--- Session metadata ---",
+        f"  id={sid} metadata retrieved",
+        "",
+        "--- Turn 3 (resumed again, after metadata) ---",
+        "You: Which retail segment did I say was my favourite?",
+        "Assistant: Your favourite retail segment is 'At Risk'.",
+    ]
+    assert [e["type"] for e in events(tmp_path, sid)].count("session.resume") == 2
+
+
+def test_resume_most_recent_picks_the_newest_stored_session(tmp_path):
+    older = lab(tmp_path, "--session-id", "older-session", "--fact", "Hibernating")
+    newer = lab(tmp_path, "--fact", "Loyal")
+    assert older.returncode == newer.returncode == 0
+    done = lab(tmp_path, "--resume-most-recent", "--fact", "Loyal")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "Stored sessions: 2 (list_sessions); resuming the most recent" in lines
+    assert session_id(done) == session_id(newer)
+    assert "Assistant: Your favourite retail segment is 'Loyal'." in lines
+    assert "Turn 1" not in done.stdout
+
+
+def test_resume_most_recent_with_nothing_stored_is_bad_input(tmp_path):
+    done = lab(tmp_path, "--resume-most-recent")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("error: no stored sessions in ")
+
+
+def test_unknown_id_is_one_line_and_exit_2(tmp_path):
+    done = lab(tmp_path, "--resume", "never-created-id")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("error: Session not found: never-created-id")
+    assert "Traceback" not in done.stderr
+
+
+def test_another_fact_changes_the_answer(tmp_path):
+    done = lab(tmp_path, "--fact", "Champions")
+    assert done.returncode == 0, done.stderr
+    assert "Assistant: Your favourite retail segment is 'Champions'." in done.stdout
+    assert "At Risk" not in done.stdout
+    other = Fact("Ünï 'quoted' value", "customer tier")
+    done = lab(tmp_path, "--fact", other.value, "--topic", other.topic)
+    assert done.returncode == 0, done.stderr
+    assert f"You: {other.remember_prompt}" in done.stdout
+    assert other.is_in(done.stdout.splitlines()[13])
+
+
+def test_an_answer_without_the_fact_exits_1(tmp_path):
+    """Asked about a topic turn 1 never mentioned, the model cannot name the value: the
+    lab says so on stderr and exits 1 instead of claiming success."""
+    first = lab(tmp_path)
+    done = lab(tmp_path, "--resume", session_id(first), "--topic", "store region")
+    assert done.returncode == 1
+    assert "I don't know" in done.stdout
+    assert "the answer does not name 'At Risk'" in done.stderr
+
+
+# --- openai-compatible: a separately started endpoint that requires an API key ---------
+
+@pytest.fixture
+def keyed_endpoint(tmp_path):
+    """The witness started on its own, as a hosted service would be, refusing requests
+    without `Authorization: Bearer $ENDPOINT_KEY`."""
+    key = "sk-test-right-key-7f3a"
+    evidence = tmp_path / "endpoint-evidence.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff.witness", "--require-api-key-env", "ENDPOINT_KEY", "--evidence", str(evidence)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "ENDPOINT_KEY": key},
+    )
+    try:
+        line = process.stdout.readline().strip()
+        assert line.startswith("Listening: http://")
+        yield line.removeprefix("Listening: ") + "/v1", key, evidence
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_openai_compatible_endpoint_gets_url_key_and_model(tmp_path, keyed_endpoint):
+    url, key, evidence = keyed_endpoint
+    home = tmp_path / "home"
+    env = {**os.environ, "LAB_TEST_KEY": key}
+    options = ("--backend", "openai-compatible", "--provider-url", url, "--model", "my-local-model",
+               "--api-key-env", "LAB_TEST_KEY")
+    first = lab(home, *options, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "Model: my-local-model" in first.stdout
+    assert "Assistant: Your favourite retail segment is 'At Risk'." in first.stdout
+    sid = session_id(first)
+    # The provider is not stored with the session: the second process passes it again.
+    second = lab(home, *options, "--resume", sid, env=env)
+    assert second.returncode == 0, second.stderr
+    assert "Assistant: Your favourite retail segment is 'At Risk'." in second.stdout
+
+    seen = [json.loads(line) for line in evidence.read_text().splitlines()]
+    assert len(seen) >= 3 and {record["model"] for record in seen} == {"my-local-model"}
+    assert events(home, sid)[0]["data"]["selectedModel"] == "my-local-model"
+    assert key not in first.stdout + first.stderr + second.stdout + second.stderr
+
+
+def test_openai_compatible_wrong_key_is_a_clear_error(tmp_path, keyed_endpoint):
+    url, key, _ = keyed_endpoint
+    wrong = "sk-test-wrong-key-0000"
+    done = lab(tmp_path, "--backend", "openai-compatible", "--provider-url", url, "--model", "m",
+               "--api-key-env", "LAB_TEST_KEY", env={**os.environ, "LAB_TEST_KEY": wrong})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: turn 1: the endpoint {url} refused the API key from $LAB_TEST_KEY (HTTP 401): "
+        "check that variable's value (it is not shown)"
+    ]
+    assert "Traceback" not in done.stderr
+    assert wrong not in done.stdout + done.stderr and key not in done.stdout + done.stderr
+
+
+def test_openai_compatible_without_a_key_says_to_pass_one(tmp_path, keyed_endpoint):
+    url, _, _ = keyed_endpoint
+    done = lab(tmp_path, "--backend", "openai-compatible", "--provider-url", url, "--model", "m")
+    assert done.returncode == 2
+    assert "wants an API key (HTTP 401): pass --api-key-env VAR" in done.stderr
+
+
+# --- copilot: offline here, so only the configuration and its errors -------------------
+
+def _without_tokens() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in TOKEN_VARIABLES}
+
+
+def test_copilot_without_a_token_says_how_to_provide_one(tmp_path):
+    done = lab(tmp_path, "--backend", "copilot", env=_without_tokens())
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "needs a GitHub token: set COPILOT_GITHUB_TOKEN (or GH_TOKEN / GITHUB_TOKEN)" in done.stderr
+
+
+@pytest.mark.parametrize("variable", TOKEN_VARIABLES)
+def test_copilot_token_never_appears_in_output(tmp_path, variable):
+    """A bad option stops the run before the service would be reached (this machine is
+    offline); the token must not be echoed on the way, nor by `--help` or `doctor`."""
+    token = "github_pat_FAKE0123456789abcdef"
+    env = {**_without_tokens(), variable: token}
+    for args in (("--backend", "copilot", "--resume", "../not-an-id"),
+                 ("--backend", "copilot", "--api-key-env", "X"),
+                 ("--help",)):
+        done = lab(tmp_path, *args, env=env)
+        assert token not in done.stdout + done.stderr
+    assert done.returncode == 0  # --help
+    doctor = subprocess.run([sys.executable, "-m", "handoff", "doctor"], capture_output=True, text=True, env=env, timeout=60)
+    assert f"token present in ${variable}" in doctor.stdout
+    assert token not in doctor.stdout + doctor.stderr
