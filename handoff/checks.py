@@ -96,6 +96,9 @@ def _closed_before_resume(step: StepResult) -> bool | None:
 def _failure(step: StepResult) -> tuple[str, str]:
     """Verdict and reason for an ask turn that produced no answer."""
     for error in step.of("error"):
+        if error.get("refused"):
+            return "refused", f"the guard refused {error['action']}: {error.get('message', '')}"
+    for error in step.of("error"):
         if error["action"] in OPENING_ACTIONS or error["action"] == "ask":
             message = error.get("message", "")
             if any(marker in message.lower() for marker in NOT_FOUND_MARKERS):
@@ -169,7 +172,8 @@ def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact)
         reached = "no request" if not records else _yes_no(any(checked) if checked else None)
         if turn["kind"] == "ask":
             verdict, basis = judge_answer(turn.get("answer"), records, fact)
-            rows.append(_judged(spec, common, str(turn["turn"]), "ask", turn.get("answer"), reached, verdict, basis, closed))
+            rows.append(_judged(spec, common, str(turn["turn"]), "ask", turn.get("answer"), reached, verdict, basis,
+                                    closed, step.first("eventlog")))
         else:
             rows.append(
                 Row(**common, turn=str(turn["turn"]), kind="tell", answer=_short(turn.get("answer")),
@@ -177,7 +181,7 @@ def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact)
             )
     if spec.asks and not any(t["kind"] == "ask" for t in turns):
         verdict, basis = _failure(step)
-        rows.append(_judged(spec, common, "—", "ask", None, "no request", verdict, basis, closed))
+        rows.append(_judged(spec, common, "—", "ask", None, "no request", verdict, basis, closed, step.first("eventlog")))
     if not turns and not spec.asks:
         # A step with no turn to show (a crash mid-write, say) still gets its line.
         holding = step.first("holding")
@@ -187,9 +191,13 @@ def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact)
     return rows
 
 
-def _judged(spec, common, turn, kind, answer, reached, verdict, basis, closed) -> Row:
+def _judged(spec, common, turn, kind, answer, reached, verdict, basis, closed, log=None) -> Row:
     match = verdict == spec.expect
     expected = spec.expect or ""
+    if spec.forked is not None:
+        forks = (log or {}).get("branch_points", 0) > 0
+        expected += ", forked" if spec.forked else ", no fork"
+        match = match and forks == spec.forked
     if spec.closed_before_resume is not None:
         expected += f", {'closed' if spec.closed_before_resume else 'not closed'}"
         match = match and closed == spec.closed_before_resume

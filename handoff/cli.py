@@ -128,7 +128,8 @@ def witness(
 @app.command()
 def lab(
     backend: str = typer.Option("witness", help="Where the model comes from: witness (embedded), copilot (the GitHub "
-                                "Copilot service, token from COPILOT_GITHUB_TOKEN/GH_TOKEN/GITHUB_TOKEN) or openai-compatible."),
+                                "Copilot service; token from COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN) or "
+                                "openai-compatible (--provider-url, e.g. Ollama)."),
     model: Optional[str] = typer.Option(None, help="Model id. Default: handoff-witness; claude-haiku-4.5 with --backend copilot; "
                                         "required with openai-compatible."),
     provider_url: Optional[str] = typer.Option(None, help="openai-compatible: the endpoint, e.g. http://localhost:11434/v1."),

@@ -26,10 +26,10 @@ from handoff.hosts import Host, Lan, LocalHost, NamespaceHost, NamespaceSshHost,
 from handoff.processes import ProcessTracker
 from handoff.results import ScenarioResult, StepResult
 from handoff.scenario import LOCAL, Scenario, Step
-from handoff.stores import prepare_home
+from handoff.stores import prepare_home, tamper_with_fact
 from handoff.stores.shared import RunDatabases
 from handoff.witness.server import FACT_HEADER, MODEL_NAME, TAG_HEADERS, read_evidence
-from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
+from handoff.worker.spec import TURNS_PER_ACTION, WorkerSpec
 
 WITNESS_START_TIMEOUT = 15.0
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
@@ -131,13 +131,17 @@ class Coordinator:
         for step in scenario.steps:
             step_id = session_id if step.session == "passed" else new_session_id()
             home = prepare_home(workdir, step.name, step.home, previous_home, step_id)
+            if step.wait:
+                await asyncio.sleep(step.wait)
+            if step.tamper:
+                tamper_with_fact(home, step_id, self.options.fact)
             host = hosts[step.host]
             spec = self._spec(scenario, step, host, home, step_id, turn)
             outcome = await self._run_step(spec, step, host, home, workdir)
             result.steps.append(outcome)
             if step.session == "passed" and outcome.reported_session_id:
                 session_id = outcome.reported_session_id
-            turn += sum(1 for action in step.actions if action in TURN_ACTIONS)
+            turn += sum(TURNS_PER_ACTION.get(action, 0) for action in step.actions)
             previous_home = home
 
     def _cannot_run(self, scenario: Scenario) -> str | None:
@@ -180,6 +184,9 @@ class Coordinator:
             fact_value=fact.value, fact_topic=fact.topic,
             actions=step.actions, session_id=session_id, first_turn=turn, tags=tags,
             store=self._store_url(scenario, host),
+            owner=step.principal, guarded=step.guarded, reuse=step.reuse,
+            # with the sessions in a home directory, owners and receipts go to a registry file
+            registry=f"sqlite:///{self.options.run_dir / scenario.name / 'registry.db'}" if scenario.store == "home" else None,
         )
 
     def _store_url(self, scenario: Scenario, host: Host) -> str | None:

@@ -234,21 +234,30 @@ def _interrupt(*_: Any) -> None:
     raise KeyboardInterrupt
 
 
+# The SDK logs a failed request with its traceback ("copilot"), and after an interrupt its
+# reader thread may still hand a response to a future the cancelled call gave up on, which
+# asyncio reports as "Exception in callback ... InvalidStateError" ("asyncio").
+QUIETED_LOGGERS = ("copilot", "asyncio")
+
+
 @contextlib.contextmanager
 def _sdk_log_to(path: Path):
-    """The SDK logs failed requests with a traceback; on a terminal that would bury the
-    one-line error, so its records go to a file in the home instead."""
-    logger = logging.getLogger("copilot")
+    """Send the SDK's and asyncio's records to a file in the home: on a terminal their
+    tracebacks would bury the one-line error the user is meant to read."""
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
-    saved = logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False
+    saved = {}
+    for name in QUIETED_LOGGERS:
+        logger = logging.getLogger(name)
+        saved[name] = logger.propagate
+        logger.addHandler(handler)
+        logger.propagate = False
     try:
         yield
     finally:
-        logger.removeHandler(handler)
-        logger.propagate = saved
+        for name, propagate in saved.items():
+            logging.getLogger(name).removeHandler(handler)
+            logging.getLogger(name).propagate = propagate
         handler.close()
 
 

@@ -23,7 +23,15 @@ CREATE TABLE IF NOT EXISTS session_registry (
     last_resumed_on TEXT,
     runtime_version TEXT NOT NULL,
     turns INTEGER NOT NULL DEFAULT 0,
-    summary TEXT
+    summary TEXT,
+    receipt TEXT
+)
+"""
+LEASES = """
+CREATE TABLE IF NOT EXISTS session_leases (
+    session_id TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
 )
 """
 COLUMNS = "session_id, owner, created_at, created_on, last_resumed_at, last_resumed_on, runtime_version, turns, summary"
@@ -50,6 +58,7 @@ class Registry:
     def __init__(self, database: Database):
         self.db = database
         self.db.create_table(SCHEMA)
+        self.db.create_table(LEASES)
 
     def created(self, session_id: str, owner: str, host: str, runtime_version: str) -> None:
         self.db.execute(
@@ -71,6 +80,36 @@ class Registry:
             "UPDATE session_registry SET turns = turns + 1, summary = COALESCE(summary, {p}) WHERE session_id = {p}",
             (prompt[:200], session_id),
         )
+
+    def owner_of(self, session_id: str) -> str | None:
+        found = self.db.row("SELECT owner FROM session_registry WHERE session_id = {p}", (session_id,))
+        return None if found is None else found[0]
+
+    def record_receipt(self, session_id: str, receipt: str) -> None:
+        self.db.execute("UPDATE session_registry SET receipt = {p} WHERE session_id = {p}", (receipt, session_id))
+
+    def receipt_of(self, session_id: str) -> str | None:
+        found = self.db.row("SELECT receipt FROM session_registry WHERE session_id = {p}", (session_id,))
+        return None if found is None else found[0]
+
+    def take_lease(self, session_id: str, holder: str, seconds: float) -> bool:
+        """Become the session's single writer for ``seconds``, unless another holder's lease
+        is still live. One statement, so two takers cannot both win."""
+        now = time.time()
+        taken = self.db.execute(
+            "INSERT INTO session_leases (session_id, holder, expires_at) VALUES ({p}, {p}, {p}) "
+            "ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at "
+            "WHERE session_leases.expires_at < {p} OR session_leases.holder = excluded.holder",
+            (session_id, holder, now + seconds, now),
+        )
+        return taken.rowcount == 1
+
+    def release_lease(self, session_id: str, holder: str) -> None:
+        self.db.execute("DELETE FROM session_leases WHERE session_id = {p} AND holder = {p}", (session_id, holder))
+
+    def lease_holder(self, session_id: str) -> tuple[str, float] | None:
+        found = self.db.row("SELECT holder, expires_at FROM session_leases WHERE session_id = {p}", (session_id,))
+        return None if found is None else (found[0], found[1])
 
     def sessions(self, owner: str | None = None) -> list[RegisteredSession]:
         """Registered sessions, most recently active first."""

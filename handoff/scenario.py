@@ -40,7 +40,7 @@ from typing import Any
 from handoff.errors import UserError
 from handoff.worker.spec import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
 
-VERDICTS = ("kept", "lost", "unknown")
+VERDICTS = ("kept", "lost", "unknown", "refused")
 HOMES = ("shared", "own", "copied")
 HOST_KINDS = ("namespace", "ssh")
 CRASHES = ("process-tree", "sdk-process")
@@ -60,12 +60,18 @@ class Step:
     session: str = "passed"
     host: str = LOCAL
     crash: str = "process-tree"  # what a "hold" kills: the worker and its runtime, or the worker only
+    principal: str = "alice"  # who the worker acts as
+    guarded: bool = False  # through the gate (owners, id rules, receipts, leases) or the raw SDK
+    reuse: bool = False  # a guarded create of an existing id continues it
+    wait: float = 0.0  # seconds to wait before the step starts (to let a lease expire)
+    tamper: bool = False  # before the step, the coordinator edits the stored fact in the log
+    forked: bool | None = None  # expected event-log evidence: does the parentId chain fork?
     expect: str | None = None  # verdict expected for the step's "ask" turn
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
 
     @property
     def asks(self) -> bool:
-        return "ask" in self.actions
+        return "ask" in self.actions or "concurrent-resume-and-ask" in self.actions
 
 
 @dataclass(frozen=True)
@@ -96,14 +102,16 @@ class _Reader:
         place = f"{self.path}: {self.where + ': ' if self.where else ''}field '{field}'"
         return UserError(f"{place} {problem}")
 
-    def get(self, field: str, kind: type, default: Any = ..., choices: tuple = ()) -> Any:
+    def get(self, field: str, kind: type | tuple[type, ...], default: Any = ..., choices: tuple = ()) -> Any:
         if field not in self.table:
             if default is ...:
                 raise self.fail(field, "is missing")
             return default
         value = self.table[field]
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise self.fail(field, f"must be {kind.__name__}, got {type(value).__name__} {value!r}")
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = " or ".join(k.__name__ for k in kinds)
+            raise self.fail(field, f"must be {wanted}, got {type(value).__name__} {value!r}")
         if choices and value not in choices:
             raise self.fail(field, f"must be one of {', '.join(choices)}, got {value!r}")
         return value
@@ -119,7 +127,8 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
-    read.reject_unknown({"name", "actions", "home", "session", "host", "crash", "expect", "closed_before_resume"})
+    read.reject_unknown({"name", "actions", "home", "session", "host", "crash", "principal", "guarded", "reuse",
+                         "wait", "tamper", "forked", "expect", "closed_before_resume"})
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
@@ -138,6 +147,12 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
         session=read.get("session", str, "passed", SESSIONS),
         host=read.get("host", str, LOCAL, (LOCAL, *hosts)),
         crash=read.get("crash", str, "process-tree", CRASHES),
+        principal=read.get("principal", str, "alice"),
+        guarded=read.get("guarded", bool, False),
+        reuse=read.get("reuse", bool, False),
+        wait=float(read.get("wait", (int, float), 0.0)),
+        tamper=read.get("tamper", bool, False),
+        forked=read.get("forked", bool, None),
         expect=read.get("expect", str, None, VERDICTS),
         closed_before_resume=read.get("closed_before_resume", bool, None),
     )

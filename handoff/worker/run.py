@@ -21,6 +21,9 @@ import psutil
 
 from handoff.eventlog import EventLogSummary, events_path, parse_events, summarize, summarize_file
 from handoff.fact import Fact
+from handoff.guard.gate import LEASE_SECONDS, Gate, Refused
+from handoff.registry import Registry
+from handoff.stores.database import connect
 from handoff.runtime_locator import locate_runtime
 from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
 from handoff.worker.store import WorkerStore
@@ -46,8 +49,22 @@ class Step:
         self.runtime_version = ""
         # With a database store, session files go through a SessionFs provider to it.
         self.store = WorkerStore(spec.store, str(self.home)) if spec.store else None
-        self.runtime = Runtime(
-            runtime_path, str(self.home), Provider(f"{spec.witness_url}/v1", spec.model, spec.tags),
+        self.runtime_path = runtime_path
+        self.runtime = self._new_runtime()
+        # The registry records owners for raw and guarded steps alike; only a guarded
+        # step checks them (and ids, receipts, leases) through the gate.
+        self.registry = self.store.registry if self.store else (Registry(connect(spec.registry)) if spec.registry else None)
+        if spec.guarded and self.registry is None:
+            raise LookupError("a guarded step needs a registry (a database store or a registry file)")
+        holder = f"{self.hostname}:{os.getpid()}"
+        self.gate = Gate(self.registry, spec.owner, holder, spec.reuse) if spec.guarded else None
+        self._lease_keeper: asyncio.Task | None = None
+
+    def _new_runtime(self):
+        from handoff.worker.sdk import Provider, Runtime
+
+        return Runtime(
+            self.runtime_path, str(self.home), Provider(f"{self.spec.witness_url}/v1", self.spec.model, self.spec.tags),
             files=self.store.files if self.store else None,
         )
 
@@ -84,6 +101,9 @@ class Step:
         started = time.monotonic()
         try:
             detail = await getattr(self, "_" + action.replace("-", "_"))()
+        except Refused as refusal:
+            self.emit("error", action=action, message=_one_line(refusal), refused=True, ms=_ms(started))
+            return False
         except Exception as error:  # the worker reports, it never raises to its parent
             self.emit("error", action=action, message=_one_line(error), ms=_ms(started))
             return False
@@ -91,22 +111,67 @@ class Step:
             self.emit("action", action=action, session_id=self.session_id, ms=_ms(started), **(detail or {}))
         return True
 
-    async def _create(self) -> None:
-        await self._open_new(self.session_id)
+    async def _create(self) -> dict | None:
+        return await self._open_new(self.session_id)
 
-    async def _create_without_id(self) -> None:
-        await self._open_new(None)
+    async def _create_without_id(self) -> dict | None:
+        return await self._open_new(None)
 
-    async def _open_new(self, session_id: str | None) -> None:
+    async def _open_new(self, session_id: str | None) -> dict | None:
+        if self.gate and session_id is not None and self.gate.admit_create(session_id):
+            await self._resume()  # --reuse: the old conversation continues, as the lab promises
+            return {"reused": True}
         self.session = await self.runtime.create(session_id)
         self.session_id = self.runtime.session_id(self.session)
-        if self.store:
-            self.store.registry.created(self.session_id, self.spec.owner, self.hostname, self.runtime_version)
+        if self.registry:
+            self.registry.created(self.session_id, self.spec.owner, self.hostname, self.runtime_version)
+        if self.gate:
+            self.gate.take_lease(self.session_id)
+            self._keep_lease()
+        return None
 
     async def _resume(self) -> None:
+        if self.gate:
+            self.gate.admit_resume(self.session_id, self._log_text())
+            self._keep_lease()
         self.session = await self.runtime.resume(self.session_id)
+        if self.registry:
+            self.registry.resumed(self.session_id, self.hostname, self.runtime_version)
+
+    def _keep_lease(self) -> None:
+        """Renew the lease while the session is open; a killed worker stops renewing, so
+        its lease runs out and a later writer may take over."""
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(LEASE_SECONDS / 3)
+                self.gate.renew(self.session_id)
+
+        self._lease_keeper = asyncio.create_task(renew())
+
+    def _log_text(self) -> str | None:
         if self.store:
-            self.store.registry.resumed(self.session_id, self.hostname, self.runtime_version)
+            return self.store.events_text(self.session_id)
+        path = events_path(self.home, self.session_id)
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+    async def _concurrent_resume_and_ask(self) -> dict:
+        """While this worker's session is open, a second runtime resumes the same id and
+        asks; then the first runtime takes another turn. Raw, both succeed and the log
+        forks; guarded, the second writer is refused by the lease."""
+        second_runtime = self._new_runtime()
+        await second_runtime.start()
+        try:
+            if self.gate:
+                Gate(self.registry, self.spec.owner, f"{self.hostname}:{os.getpid()}:second").admit_resume(
+                    self.session_id, self._log_text())
+            second = await second_runtime.resume(self.session_id)
+            await self._turn("ask", self.fact.question_prompt, second)
+            await self._turn("tell", self.fact.remember_prompt)
+            await second_runtime.close(second)
+        finally:
+            await second_runtime.stop()
+        return {"second_runtime": True}
 
     async def _discover(self) -> dict:
         """Find the session in the registry (not the runtime's index) and take its id."""
@@ -146,24 +211,31 @@ class Step:
     async def _ask(self) -> None:
         await self._turn("ask", self.fact.question_prompt)
 
-    async def _turn(self, kind: str, prompt: str) -> None:
+    async def _turn(self, kind: str, prompt: str, session: Any = None) -> None:
         started = time.monotonic()
-        answer = await self.runtime.send(self.session, prompt, {"x-handoff-turn": str(self.turn)})
-        if self.store:
-            self.store.registry.turned(self.session_id, prompt)
+        answer = await self.runtime.send(session or self.session, prompt, {"x-handoff-turn": str(self.turn)})
+        if self.registry:
+            self.registry.turned(self.session_id, prompt)
         self.emit("turn", turn=self.turn, kind=kind, session_id=self.session_id, prompt=prompt, answer=answer, ms=_ms(started))
         self.turn += 1
 
     async def _close(self) -> None:
         await self.runtime.close(self.session)
         self.session = None
+        if self.gate:
+            if self._lease_keeper:
+                self._lease_keeper.cancel()
+            self.gate.closed(self.session_id, self._log_text())
 
     async def _metadata(self) -> dict:
+        if self.gate:
+            self.gate.admit(self.session_id)
         found = await self.runtime.metadata(self.session_id)
         return {"found": found is not None, "summary": found.summary if found else None}
 
     async def _list(self) -> dict:
-        return {"listed": [s.session_id for s in await self.runtime.list()]}
+        listed = [s.session_id for s in await self.runtime.list()]
+        return {"listed": self.gate.visible(listed) if self.gate else listed}
 
     async def _hold(self) -> None:
         self.emit("holding", session_id=self.session_id)

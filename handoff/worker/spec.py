@@ -24,8 +24,11 @@ ACTIONS = {
     "hold": "report 'holding' and wait to be killed (used to simulate a crash)",
     "discover": "take the most recently active session id from the store's registry",
     "crash-mid-append": "turn that is killed inside its first append to the store, before it commits",
+    "concurrent-resume-and-ask": "a second runtime resumes the open session and asks; then the first takes a turn",
 }
-TURN_ACTIONS = {"tell", "ask", "crash-mid-append"}
+TURN_ACTIONS = {"tell", "ask", "crash-mid-append", "concurrent-resume-and-ask"}
+# How many turn numbers an action uses (the concurrent one takes a turn on each runtime).
+TURNS_PER_ACTION = {"tell": 1, "ask": 1, "crash-mid-append": 1, "concurrent-resume-and-ask": 2}
 OPENING_ACTIONS = {"create", "create-without-id", "resume", "resume-most-recent"}
 
 
@@ -45,7 +48,10 @@ class WorkerSpec:
     first_turn: int = 1
     tags: dict[str, str] = field(default_factory=dict)
     store: str | None = None  # a database URL: session files go there through SessionFs
-    owner: str = "demo"  # the principal recorded in the registry
+    owner: str = "alice"  # the principal this worker acts as, recorded in the registry
+    guarded: bool = False  # go through the gate (owner, id rules, receipt, lease) or call the SDK raw
+    reuse: bool = False  # a guarded create of an existing id continues it instead of being refused
+    registry: str | None = None  # registry database when the session files are not in one
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -8,6 +8,8 @@ import contextlib
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import uuid
@@ -286,3 +288,31 @@ def test_copilot_token_never_appears_in_output(tmp_path, variable):
     doctor = subprocess.run([sys.executable, "-m", "handoff", "doctor"], capture_output=True, text=True, env=env, timeout=60)
     assert f"token present in ${variable}" in doctor.stdout
     assert token not in doctor.stdout + doctor.stderr
+
+
+# --- interrupted mid-turn -----------------------------------------------------------------
+
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_mid_turn_stops_everything(tmp_path, signal_number):
+    """An endpoint that accepts connections and never answers keeps turn 1 waiting, so the
+    signal lands while the runtime is busy; nothing the lab started may outlive it."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "handoff", "lab", "--home", str(tmp_path), "--backend", "openai-compatible",
+             "--provider-url", url, "--model", "m"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, MARK: RUN_MARK},
+        )
+        try:
+            for line in process.stdout:
+                if line.startswith("You: "):
+                    break
+            assert any("copilot" in " ".join(p.cmdline()) for p in started_by_these_tests())
+            process.send_signal(signal_number)
+            _, stderr = process.communicate(timeout=60)
+        finally:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert stderr.strip() == "error: interrupted; the witness model and the runtime were stopped"

@@ -1,0 +1,282 @@
+"""The processes a benchmark starts, and the one place that cleans them up.
+
+Everything is spawned through the tool's own ``ProcessTracker`` (its own process group,
+and this process made a child subreaper), so a runtime whose parent died is still found
+and killed. A ``handoff run`` child gets SIGTERM first and a moment to finish: its own
+cleanup removes the network namespaces, bridges and temporary directories it made,
+which a SIGKILL would leave behind. Whatever happens — success, failure, Ctrl-C,
+SIGTERM — :meth:`Bench.close` kills what is left and removes the temporary root.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from handoff.hosts.base import worker_env
+from handoff.processes import ProcessTracker
+from handoff.runtime_locator import locate_runtime
+from handoff.witness.launch import start_witness
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CLI_GRACE_SECONDS = 30.0  # a `handoff run` given SIGTERM removes its namespaces, then exits
+STEP_TIMEOUT_SECONDS = 300.0
+
+
+@dataclass
+class Finished:
+    """A child that ran to its end (or was stopped): what it printed, how long it took."""
+
+    exit_code: int | None
+    wall_ms: float
+    spawned_wall: float  # time.time() just before the spawn, to line up with event timestamps
+    stdout: str = ""
+    timed_out: bool = False
+    stderr_tail: str = ""
+
+
+@dataclass
+class WorkerRun:
+    """One `python -m handoff.worker` step: its JSON events and its wall time."""
+
+    finished: Finished
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("event") == kind]
+
+    def first(self, kind: str) -> dict[str, Any]:
+        found = self.of(kind)
+        return found[0] if found else {}
+
+    def action_ms(self, action: str) -> float | None:
+        for event in self.events:
+            if event.get("event") == "action" and event.get("action") == action:
+                return event.get("ms")
+        return None
+
+    def turn(self) -> dict[str, Any]:
+        return self.first("turn")
+
+    @property
+    def errors(self) -> list[str]:
+        return [f"{e.get('action')}: {e.get('message')}" for e in self.of("error")]
+
+    @property
+    def ok(self) -> bool:
+        done = self.first("finished")
+        return bool(done.get("ok")) and self.finished.exit_code == 0 and not self.finished.timed_out
+
+
+class Bench:
+    """Shared state of one `python -m bench`: the tracker, a temporary root, the runtime,
+    and a witness model started on first use (one for every benchmark that needs one)."""
+
+    def __init__(self) -> None:
+        self.tracker = ProcessTracker()
+        self.root = Path(tempfile.mkdtemp(prefix="handoff-bench-"))
+        self.runtime_path = locate_runtime()
+        self._witness_url: str | None = None
+        self._witness_pid: int | None = None
+        self._counter = 0
+
+    # -- temporary places --------------------------------------------------------------
+
+    def new_dir(self, prefix: str) -> Path:
+        self._counter += 1
+        path = self.root / f"{prefix}-{self._counter:04d}"
+        path.mkdir(parents=True)
+        return path
+
+    # -- the witness model ---------------------------------------------------------------
+
+    async def witness(self) -> str:
+        """The shared witness's base URL; started the first time it is asked for."""
+        if self._witness_url is None:
+            evidence = self.root / "witness-evidence.jsonl"
+            before = {p.pid for p in psutil.Process().children()}
+            self._witness_url = await start_witness(
+                self.tracker, self.root / "witness.stderr", "--evidence", str(evidence))
+            after = {p.pid for p in psutil.Process().children()}
+            self._witness_pid = next(iter(after - before), None)
+        return self._witness_url
+
+    @property
+    def witness_evidence(self) -> Path:
+        return self.root / "witness-evidence.jsonl"
+
+    @property
+    def witness_pid(self) -> int | None:
+        return self._witness_pid
+
+    # -- children ------------------------------------------------------------------------
+
+    async def run(self, *args: str, timeout: float = STEP_TIMEOUT_SECONDS, stdin: bytes | None = None,
+                  env: dict[str, str] | None = None, graceful: bool = False) -> Finished:
+        """Run a command to its end; its stdout is returned, its stderr kept in a file.
+        ``graceful``: on time-out or cancellation it gets SIGTERM and CLI_GRACE_SECONDS
+        to clean up before the whole tree is killed (for `handoff run`)."""
+        stderr_path = self.new_dir("stderr") / "stderr"
+        with stderr_path.open("wb") as stderr:
+            spawned_wall, started = time.time(), time.monotonic()
+            process = await self.tracker.spawn(
+                *args, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=PROJECT_ROOT, env=env)
+            timed_out = False
+            try:
+                out, _ = await asyncio.wait_for(process.communicate(stdin), timeout)
+            except asyncio.TimeoutError:
+                timed_out, out = True, b""
+                await self._stop(process, graceful)
+            except BaseException:  # cancelled (Ctrl-C): stop it, then let the cancellation go on
+                await self._stop(process, graceful)
+                raise
+            wall_ms = (time.monotonic() - started) * 1000
+            exit_code = process.returncode
+            self.tracker.forget(process.pid)
+        tail = stderr_path.read_text(errors="replace")[-1500:]
+        return Finished(exit_code, wall_ms, spawned_wall, out.decode(errors="replace"), timed_out, tail)
+
+    async def _stop(self, process: asyncio.subprocess.Process, graceful: bool) -> None:
+        if graceful and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(process.wait()), CLI_GRACE_SECONDS)
+        self.tracker.kill_tree(process.pid)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(process.wait()), 10)
+
+    async def worker(self, spec_json: str, timeout: float = STEP_TIMEOUT_SECONDS,
+                     on_spawn=None) -> WorkerRun:
+        """One step in a new `python -m handoff.worker` process, fed a WorkerSpec on stdin as
+        the coordinator does; ``on_spawn(pid)`` lets a caller sample the process's memory."""
+        workdir = self.new_dir("worker")
+        with (workdir / "stderr").open("wb") as stderr:
+            spawned_wall, started = time.time(), time.monotonic()
+            process = await self.tracker.spawn(
+                sys.executable, "-m", "handoff.worker", stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=workdir, env=worker_env())
+            if on_spawn:
+                on_spawn(process.pid)
+            run = WorkerRun(Finished(None, 0.0, spawned_wall))
+            try:
+                process.stdin.write(spec_json.encode())
+                await process.stdin.drain()
+                process.stdin.close()
+                await asyncio.wait_for(self._read_events(process, run.events), timeout)
+            except asyncio.TimeoutError:
+                run.finished.timed_out = True
+            except BaseException:
+                self.tracker.kill_tree(process.pid)
+                raise
+            finally:
+                self.tracker.kill_tree(process.pid)  # a finished worker is gone already
+                run.finished.exit_code = await process.wait()
+                self.tracker.forget(process.pid)
+            run.finished.wall_ms = (time.monotonic() - started) * 1000
+        run.finished.stderr_tail = (workdir / "stderr").read_text(errors="replace")[-1500:]
+        return run
+
+    @staticmethod
+    async def _read_events(process: asyncio.subprocess.Process, events: list[dict[str, Any]]) -> None:
+        async for raw in process.stdout:
+            with contextlib.suppress(json.JSONDecodeError):
+                events.append(json.loads(raw))
+
+    # -- the end ---------------------------------------------------------------------------
+
+    async def shutdown(self) -> None:
+        """Inside the event loop: kill and reap every child it still owns."""
+        await self.tracker.shutdown()
+
+    def close(self) -> None:
+        """Outside the event loop, last: nothing left running, nothing left on disk."""
+        self.tracker.stop_all()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def python_command(*args: str) -> list[str]:
+    return [sys.executable, *args]
+
+
+def handoff_command(*args: str) -> list[str]:
+    """`handoff ...` exactly as a user runs it: the venv's console script."""
+    script = Path(sys.executable).with_name("handoff")
+    return [str(script), *args] if script.exists() else [sys.executable, "-m", "handoff", *args]
+
+
+class RssSampler:
+    """Sums the resident memory of a set of process trees every ``interval`` seconds and
+    keeps the peak. RSS counts shared pages once per process, so the sum overstates what
+    the machine really spends (the runtimes share their executable's pages): an upper
+    bound, which is what a concurrency limit wants."""
+
+    def __init__(self, interval: float = 0.1, roots: set[int] | None = None, exclude: set[int] | None = None):
+        self.interval = interval
+        self.roots = roots  # None: every descendant of this process
+        self.exclude = exclude or set()
+        self.peak_bytes = 0
+        self.peak_processes = 0
+        self.samples = 0
+        self._task: asyncio.Task | None = None
+
+    def _members(self) -> list[psutil.Process]:
+        if self.roots is None:
+            tops = [p for p in psutil.Process().children() if p.pid not in self.exclude]
+        else:
+            tops = []
+            for pid in list(self.roots):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    tops.append(psutil.Process(pid))
+        members = []
+        for top in tops:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                members.append(top)
+                members.extend(top.children(recursive=True))
+        return members
+
+    def sample(self) -> None:
+        total, count = 0, 0
+        for process in self._members():
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+                if process.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                total += process.memory_info().rss
+                count += 1
+        self.samples += 1
+        if total > self.peak_bytes:
+            self.peak_bytes = total
+        self.peak_processes = max(self.peak_processes, count)
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.to_thread(self.sample)
+            await asyncio.sleep(self.interval)
+
+    def start(self) -> "RssSampler":
+        self._task = asyncio.get_running_loop().create_task(self._loop())
+        return self
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+def ensure_quiet_env() -> dict[str, str]:
+    """The environment for children: the tool's worker environment (no tokens)."""
+    return dict(os.environ if not worker_env else worker_env())

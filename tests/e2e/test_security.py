@@ -1,0 +1,65 @@
+"""An id is not a permission: each failure on the raw SDK, and the guard that prevents it."""
+
+from __future__ import annotations
+
+import pytest
+
+from handoff.stores import TAMPERED_VALUE
+
+pytestmark = pytest.mark.e2e
+
+
+def _steps(outcome, name):
+    return {step.step: step for step in next(r for r in outcome.results if r.name == name).steps}
+
+
+def _refusal(step) -> str:
+    [error] = [e for e in step.of("error") if e.get("refused")]
+    return error["message"]
+
+
+def test_foreign_principal_raw_reads_alices_fact_guarded_is_denied(default_matrix):
+    _, outcome = default_matrix
+    steps = _steps(outcome, "foreign-principal")
+    assert "At Risk" in steps["bob-raw"].first("turn")["answer"]
+    assert _refusal(steps["bob-guarded"]).startswith("access denied")
+
+
+def test_denial_does_not_say_whether_the_id_exists(default_matrix):
+    _, outcome = default_matrix
+    guessed = _refusal(_steps(outcome, "guessed-id")["bob-guarded"])
+    foreign = _refusal(_steps(outcome, "foreign-principal")["bob-guarded"])
+    assert guessed == foreign
+
+
+def test_secret_in_id_is_refused_without_echoing_it(default_matrix):
+    _, outcome = default_matrix
+    steps = _steps(outcome, "secret-in-id")
+    message = _refusal(steps["guarded"])
+    assert "phone number" in message and steps["guarded"].session_id not in message
+    assert steps["raw"].finished and steps["raw"].first("turn")["answer"] == "OK"
+
+
+def test_concurrent_resume_forks_raw_and_not_guarded(default_matrix):
+    _, outcome = default_matrix
+    steps = _steps(outcome, "concurrent-resume")
+    raw_log = steps["raw"].first("eventlog")
+    assert raw_log["branch_points"] >= 1 and raw_log["already_in_use"] is True
+    assert len(steps["raw"].of("turn")) == 2  # both runtimes answered
+    assert "lease" in _refusal(steps["guarded"])
+    assert steps["guarded"].first("eventlog")["branch_points"] == raw_log["branch_points"]  # no new fork
+
+
+def test_tampered_log_is_trusted_raw_and_refused_guarded(default_matrix):
+    _, outcome = default_matrix
+    steps = _steps(outcome, "tamper")
+    assert TAMPERED_VALUE in steps["raw"].first("turn")["answer"]
+    assert "edited: event" in _refusal(steps["guarded"])
+
+
+def test_stale_lease_blocks_only_until_it_expires(default_matrix):
+    _, outcome = default_matrix
+    steps = _steps(outcome, "stale-lease-after-crash")
+    assert steps["holder"].killed_on_purpose
+    assert "lease" in _refusal(steps["too-soon"])
+    assert "At Risk" in steps["later"].first("turn")["answer"]
