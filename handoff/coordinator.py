@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import signal
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -27,11 +26,12 @@ from handoff.processes import ProcessTracker
 from handoff.results import ScenarioResult, StepResult
 from handoff.scenario import LOCAL, Scenario, Step
 from handoff.stores import prepare_home, tamper_with_fact
+from handoff.stores.database import sqlite_url
 from handoff.stores.shared import RunDatabases
+from handoff.witness.launch import WitnessStartError, start_witness
 from handoff.witness.server import FACT_HEADER, MODEL_NAME, TAG_HEADERS, read_evidence
 from handoff.worker.spec import TURNS_PER_ACTION, WorkerSpec
 
-WITNESS_START_TIMEOUT = 15.0
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
 
 
@@ -85,22 +85,12 @@ class Coordinator:
 
     async def _start_witness(self) -> None:
         listen = self.options.lan.gateway if self.options.lan else "127.0.0.1"
-        # stderr goes to a file: a pipe nobody reads would fill up and stall the witness.
-        stderr_path = self.options.run_dir / "witness.stderr"
-        with stderr_path.open("wb") as stderr:
-            process = await self.tracker.spawn(
-                sys.executable, "-m", "handoff.witness", "--host", listen, "--port", "0",
-                "--evidence", str(self.evidence_path), stdout=asyncio.subprocess.PIPE, stderr=stderr,
-            )
         try:
-            line = (await asyncio.wait_for(process.stdout.readline(), WITNESS_START_TIMEOUT)).decode().strip()
-        except asyncio.TimeoutError:
-            line = ""
-        if not line.startswith("Listening: http://"):
-            self.tracker.kill_tree(process.pid)
-            error = stderr_path.read_text(errors="replace").strip()
-            raise CoordinatorError(f"the witness model did not start (said {line or error or 'nothing'!r})")
-        self.witness_url = line.removeprefix("Listening: ")
+            self.witness_url = await start_witness(
+                self.tracker, self.options.run_dir / "witness.stderr", "--evidence", str(self.evidence_path), host=listen,
+            )
+        except WitnessStartError as error:
+            raise CoordinatorError(str(error)) from None
 
     async def run_scenario(self, scenario: Scenario) -> ScenarioResult:
         started = time.monotonic()
@@ -186,8 +176,15 @@ class Coordinator:
             store=self._store_url(scenario, host),
             owner=step.principal, guarded=step.guarded, reuse=step.reuse,
             # with the sessions in a home directory, owners and receipts go to a registry file
-            registry=f"sqlite:///{self.options.run_dir / scenario.name / 'registry.db'}" if scenario.store == "home" else None,
+            registry=self._registry_url(scenario, host),
         )
+
+    def _registry_url(self, scenario: Scenario, host: Host) -> str | None:
+        """A registry file beside a home-directory store, for workers on this machine (a
+        simulated host cannot see the run's files; guarded scenarios run locally)."""
+        if scenario.store != "home" or host.kind != "local":
+            return None
+        return sqlite_url(self.options.run_dir / scenario.name / "registry.db")
 
     def _store_url(self, scenario: Scenario, host: Host) -> str | None:
         if scenario.store == "home":

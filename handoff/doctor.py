@@ -31,6 +31,7 @@ from pathlib import Path
 
 from handoff import backends
 from handoff.errors import UserError
+from handoff.hosts import missing_capability
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
 
 SDK_DISTRIBUTION = "github-copilot-sdk"
@@ -131,8 +132,6 @@ def core() -> Section:
 
 
 def optional() -> Section:
-    from handoff.hosts import missing_capability  # imports nothing heavy; kept local for clarity
-
     node, npm = shutil.which("node"), shutil.which("npm")
     if node and npm:
         toolchain = Line(OK, "node / npm", f"node {tool_version(node, '--version')}, npm {tool_version(npm, '--version')}"

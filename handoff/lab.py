@@ -27,13 +27,13 @@ import logging
 import re
 import signal
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import psutil
 
-from handoff.backends import Backend
+from handoff.backends import WITNESS, Backend
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.processes import ProcessTracker
@@ -88,6 +88,8 @@ def run_lab(options: LabOptions, write: Write, warn: Write) -> int:
     """Run the lab, writing the transcript line by line; returns 0 or 1 (see module doc).
     Nothing it started is left running when it returns or raises."""
     options.check()
+    # Absolute, so the runtime (which gets it as COPILOT_HOME) and messages agree on it.
+    options = replace(options, home=options.home.expanduser().absolute())
     runtime_path = locate_runtime()
     try:
         (options.home / LOG_DIR).mkdir(parents=True, exist_ok=True)
@@ -124,7 +126,7 @@ class _Lab:
 
         try:
             witness_url = None
-            if self.backend.kind == "witness":
+            if self.backend.kind == WITNESS:
                 witness_url = await start_witness(self.tracker, self.options.home / LOG_DIR / "witness.stderr")
             self.runtime = Runtime(self.runtime_path, str(self.options.home), self.backend.model_source(witness_url))
             await self._sdk("start the runtime", self.runtime.start())

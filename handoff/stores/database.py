@@ -113,6 +113,10 @@ class PostgresDatabase(Database):
         self.execute("SELECT pg_advisory_xact_lock(hashtext('handoff schema'))")
 
 
+def sqlite_url(path: Path) -> str:
+    return f"sqlite://{path.resolve()}"
+
+
 def connect(url: str) -> Database:
     """``postgresql://...`` / ``postgres://...`` or ``sqlite:///path`` (or a plain path)."""
     scheme = urlsplit(url).scheme

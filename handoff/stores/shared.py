@@ -12,7 +12,7 @@ import secrets
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from handoff.stores.database import connect
+from handoff.stores.database import connect, sqlite_url
 
 
 def _with(url: str, host: str | None = None, **query: str) -> str:
@@ -40,7 +40,7 @@ class RunDatabases:
         if store == "home":
             return None
         if store == "sqlite":
-            return f"sqlite:///{self.run_dir / scenario / 'store.db'}"
+            return sqlite_url(self.run_dir / scenario / "store.db")
         schema = f"handoff_{self.tag}_{scenario.replace('-', '_')}"
         host = self.lan_address if (on_simulated_host and self.owned) else None
         return _with(self.postgres_url, host, options=f"-c search_path={schema}")

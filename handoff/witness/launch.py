@@ -4,7 +4,7 @@ The witness runs in its own process (``python -m handoff.witness``), as a real m
 service would: the runtime reaches it over HTTP and nothing in the caller's memory can
 leak into an answer. It prints ``Listening: http://HOST:PORT`` once it accepts
 connections; waiting for exactly that line means no port is guessed and no request is
-sent too early. Used by `handoff lab`; the coordinator has the same steps inline.
+sent too early. Used by `handoff run` and `handoff lab`.
 """
 
 from __future__ import annotations

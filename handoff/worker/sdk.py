@@ -32,7 +32,7 @@ class Provider:
     base_url: str
     model: str
     headers: dict[str, str]
-    api_key: str = "handoff-witness-needs-no-key"
+    api_key: str = field(default="handoff-witness-needs-no-key", repr=False)  # never in a message or log
 
     def config(self) -> dict:
         return {
