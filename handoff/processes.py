@@ -14,6 +14,7 @@ import ctypes
 import os
 import signal
 import sys
+import time
 
 import psutil
 
@@ -32,6 +33,7 @@ class ProcessTracker:
         self._groups: set[int] = set()
         self._pids: set[int] = set()
         self._running: dict[int, asyncio.subprocess.Process] = {}
+        self._started_at = time.time()
         become_subreaper()
 
     async def spawn(self, *args: str, **kwargs) -> asyncio.subprocess.Process:
@@ -74,6 +76,17 @@ class ProcessTracker:
         self._pids.discard(pid)
         self._running.pop(pid, None)
 
+    def _born_since_start(self) -> list[psutil.Process]:
+        """Descendants started after this tracker was made: a process forked by a spawn
+        that an interrupt cut short was never registered, but as a subreaper we still
+        see it among our descendants."""
+        found = []
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if child.create_time() >= self._started_at - 0.05 and child.status() != psutil.STATUS_ZOMBIE:
+                    found.append(child)
+        return found
+
     async def wait_group_gone(self, group: int, timeout: float) -> bool:
         """Wait until no process of ``group`` runs (zombies aside); False on time-out."""
         deadline = asyncio.get_running_loop().time() + timeout
@@ -113,7 +126,7 @@ class ProcessTracker:
         for group in list(self._groups):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
-        leftovers = self.alive()
+        leftovers = self.alive() + self._born_since_start()
         for process in leftovers:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()

@@ -21,6 +21,13 @@ from tests.e2e.conftest import handoff_processes
 from tests.e2e.test_hosts import handoff_network_leftovers
 
 runner = CliRunner()
+
+
+def _cmdline(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # it ended (or is a zombie) while we looked
+        return ""
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 
@@ -96,7 +103,7 @@ def test_ctrl_c_mid_step_leaves_nothing_behind(names):
     me = psutil.Process(process.pid)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until a worker's runtime is up mid-step
-        if any("copilot" in " ".join(c.cmdline()) for c in me.children(recursive=True) if c.is_running()):
+        if any("copilot" in _cmdline(c) for c in me.children(recursive=True)):
             break
         time.sleep(0.05)
     else:
@@ -106,7 +113,7 @@ def test_ctrl_c_mid_step_leaves_nothing_behind(names):
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
-    assert handoff_processes() == []
+    assert [_cmdline(p) for p in handoff_processes()] == []
     assert handoff_network_leftovers() == []
     left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith("handoff-run-")}
     assert left == set()
