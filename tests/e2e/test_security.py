@@ -14,8 +14,8 @@ def _steps(outcome, name):
 
 
 def _refusal(step) -> str:
-    [error] = [e for e in step.of("error") if e.get("refused")]
-    return error["message"]
+    """The first refusal of the step (later actions may be refused too)."""
+    return next(e for e in step.of("error") if e.get("refused"))["message"]
 
 
 def test_foreign_principal_raw_reads_alices_fact_guarded_is_denied(default_matrix):
@@ -44,7 +44,9 @@ def test_concurrent_resume_forks_raw_and_not_guarded(default_matrix):
     _, outcome = default_matrix
     steps = _steps(outcome, "concurrent-resume")
     raw_log = steps["raw"].first("eventlog")
-    assert raw_log["branch_points"] >= 1 and raw_log["already_in_use"] is True
+    # Measured on runtime 1.0.102: both resumes hang off the same parent event (a fork),
+    # and neither records alreadyInUse, so the runtime's own flag cannot be relied on.
+    assert raw_log["branch_points"] >= 1 and raw_log["resumes"] >= 2
     assert len(steps["raw"].of("turn")) == 2  # both runtimes answered
     assert "lease" in _refusal(steps["guarded"])
     assert steps["guarded"].first("eventlog")["branch_points"] == raw_log["branch_points"]  # no new fork
