@@ -132,18 +132,14 @@ class SessionFiles:
         return found[0]
 
     async def write_file(self, path: str, content: str) -> None:
-        key, now = self.paths.portable(path), time.time()
-        async with self._lock:
-            with self.db.transaction():
-                self._ensure_directories(posixpath.dirname(key), now)
-                self.db.execute(
-                    "INSERT INTO session_files (session_id, path, is_dir, content, mtime, birthtime) "
-                    "VALUES ({p}, {p}, FALSE, {p}, {p}, {p}) ON CONFLICT (session_id, path) "
-                    "DO UPDATE SET content = excluded.content, mtime = excluded.mtime, is_dir = FALSE",
-                    (self.session_id, key, content, now, now),
-                )
+        await self._put(path, content, "excluded.content")
 
     async def append_file(self, path: str, content: str) -> None:
+        await self._put(path, content, "session_files.content || excluded.content", may_hold=True)
+
+    async def _put(self, path: str, content: str, new_content: str, may_hold: bool = False) -> None:
+        """Create the file (and its parents) or replace/extend it, in one transaction;
+        the file's new content is one SQL expression, so an append is a single upsert."""
         key, now = self.paths.portable(path), time.time()
         async with self._lock:
             with self.db.transaction():
@@ -151,10 +147,10 @@ class SessionFiles:
                 self.db.execute(
                     "INSERT INTO session_files (session_id, path, is_dir, content, mtime, birthtime) "
                     "VALUES ({p}, {p}, FALSE, {p}, {p}, {p}) ON CONFLICT (session_id, path) "
-                    "DO UPDATE SET content = session_files.content || excluded.content, mtime = excluded.mtime",
+                    f"DO UPDATE SET content = {new_content}, mtime = excluded.mtime, is_dir = FALSE",
                     (self.session_id, key, content, now, now),
                 )
-                if self.hold_before_commit is not None:
+                if may_hold and self.hold_before_commit is not None:
                     await self.hold_before_commit(path)
 
     async def exists(self, path: str) -> bool:
