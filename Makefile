@@ -8,7 +8,7 @@ RUNTIME_STAMP := runtime/node_modules/.installed
 VENV_STAMP := $(VENV)/.installed
 SYSTEM_STAMP := .state/system-packages
 
-.PHONY: setup handoff test clean
+.PHONY: setup handoff test bench clean
 
 setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
 
@@ -35,6 +35,11 @@ handoff: setup
 
 test: setup
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+# Benchmarks (bench/, not part of `make test`): prints tables and writes BENCHMARKS.md.
+# About 10 minutes on 2 cores; `make bench BENCH_ARGS=--quick` for a rough pass.
+bench: setup
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) runtime/node_modules .state .pytest_cache *.egg-info

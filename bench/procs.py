@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import shutil
 import signal
 import sys
@@ -230,15 +229,16 @@ class RssSampler:
         self.exclude = exclude or set()
         self.peak_bytes = 0
         self.peak_processes = 0
+        self.peak_runtimes = 0  # processes of the Copilot runtime executable
         self.samples = 0
         self._task: asyncio.Task | None = None
 
-    def _members(self) -> list[psutil.Process]:
-        if self.roots is None:
+    def _members(self, roots: set[int] | None) -> list[psutil.Process]:
+        if roots is None:
             tops = [p for p in psutil.Process().children() if p.pid not in self.exclude]
         else:
             tops = []
-            for pid in list(self.roots):
+            for pid in roots:
                 with contextlib.suppress(psutil.NoSuchProcess):
                     tops.append(psutil.Process(pid))
         members = []
@@ -248,22 +248,27 @@ class RssSampler:
                 members.extend(top.children(recursive=True))
         return members
 
-    def sample(self) -> None:
-        total, count = 0, 0
-        for process in self._members():
+    def sample(self, roots: set[int] | None = None) -> None:
+        total, count, runtimes = 0, 0, 0
+        for process in self._members(roots if roots is not None else self.roots):
             with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
                 if process.status() == psutil.STATUS_ZOMBIE:
                     continue
                 total += process.memory_info().rss
                 count += 1
+                # the runtime renames its main thread, so its name is not "copilot"; its argv[0] is
+                command = process.cmdline()
+                runtimes += bool(command) and Path(command[0]).name == "copilot"
         self.samples += 1
         if total > self.peak_bytes:
             self.peak_bytes = total
         self.peak_processes = max(self.peak_processes, count)
+        self.peak_runtimes = max(self.peak_runtimes, runtimes)
 
     async def _loop(self) -> None:
         while True:
-            await asyncio.to_thread(self.sample)
+            roots = None if self.roots is None else set(self.roots)  # a snapshot, taken in the loop
+            await asyncio.to_thread(self.sample, roots)
             await asyncio.sleep(self.interval)
 
     def start(self) -> "RssSampler":
@@ -276,7 +281,3 @@ class RssSampler:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-
-def ensure_quiet_env() -> dict[str, str]:
-    """The environment for children: the tool's worker environment (no tokens)."""
-    return dict(os.environ if not worker_env else worker_env())

@@ -1,0 +1,134 @@
+"""``python -m bench [--quick] [--only NAMES] ...``: run the benchmarks, print their
+tables, write BENCHMARKS.md.
+
+The default (``make bench``) is the full pass, sized to take about 10 minutes on a
+2-core machine; ``--quick`` is a smoke pass of a few minutes with fewer repeats and a
+smaller matrix, whose numbers are only indicative. Every option below overrides one
+knob of either pass. Exit code: 0 when every measured run kept the fact and exited as
+expected, 1 when some did not (they are listed under "Problems"), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bench import history, matrix, overhead, scale, stores
+from bench.machine import command_line, describe, load
+from bench.procs import PROJECT_ROOT, Bench
+from bench.report import Section, terminal, write
+
+BENCHMARKS = ("overhead", "history", "stores", "matrix", "scale")
+QUICK_MATRIX = ["same-process", "cross-process", "crash-after-turn", "isolated-store"]
+
+PREAMBLE = """\
+Written by `make bench` (`python -m bench`); see `bench/` for how each number is taken.
+Times are wall-clock milliseconds unless a column says otherwise, given as **median
+(min–max)** over the repeats; ratios are taken between runs made side by side in the same
+round, then their median is given. Every benchmark drives the real Copilot runtime through
+the real Python SDK against the local witness model, so no number includes a real
+model's latency: they measure the runtime, the SDK and the tool. Timings depend on the
+machine and on whatever else runs on it (see the load averages below); they are
+measured, never asserted by the tests."""
+
+
+def _ints(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def _names(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def options(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a faster, rougher pass (a few minutes)")
+    parser.add_argument("--only", type=_names, default=list(BENCHMARKS),
+                        help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
+    parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
+    parser.add_argument("--pairs", type=int, help="overhead: tool/bare pairs (default 7, quick 3)")
+    parser.add_argument("--history-sizes", type=_ints, help="history: turns per session (default 1,10,100,1000; quick 1,10,100)")
+    parser.add_argument("--history-repeats", type=int, help="history: cold resumes per size (default 3, quick 2)")
+    parser.add_argument("--history-deadline", type=float,
+                        help="history: seconds the build may take before the longest session is capped (default 240)")
+    parser.add_argument("--store-repeats", type=int, help="stores: handoffs per store (default 3, quick 2)")
+    parser.add_argument("--matrix-runs", type=int, help="matrix: runs per --jobs setting (default 3, quick 1)")
+    parser.add_argument("--matrix-scenarios", type=_names,
+                        help="matrix: comma-separated scenarios (default: the whole default matrix; quick: 4 local ones)")
+    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 10,50; quick 10)")
+    chosen = parser.parse_args(argv)
+    unknown = set(chosen.only) - set(BENCHMARKS)
+    if unknown:
+        parser.error(f"--only: unknown benchmark {', '.join(sorted(unknown))} (choose from {', '.join(BENCHMARKS)})")
+    quick = chosen.quick
+
+    def default(name: str, full, fast):
+        if getattr(chosen, name) is None:
+            setattr(chosen, name, fast if quick else full)
+
+    default("pairs", 7, 3)
+    default("history_sizes", [1, 10, 100, 1000], [1, 10, 100])
+    default("history_repeats", 3, 2)
+    default("history_deadline", 240.0, 60.0)
+    default("store_repeats", 3, 2)
+    default("matrix_runs", 3, 1)
+    default("matrix_scenarios", [], QUICK_MATRIX)
+    default("scale_sizes", [10, 50], [10])
+    return chosen
+
+
+async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Section]) -> None:
+    current = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, current.cancel)  # `kill` cleans up as Ctrl-C does
+    plan = {
+        "overhead": lambda: overhead.run(bench, chosen.pairs, warmup=not chosen.quick),
+        "history": lambda: history.run(bench, chosen.history_sizes, chosen.history_repeats, chosen.history_deadline),
+        "stores": lambda: stores.run(bench, chosen.store_repeats),
+        "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios),
+        "scale": lambda: scale.run(bench, chosen.scale_sizes),
+    }
+    try:
+        for name in BENCHMARKS:
+            if name not in chosen.only:
+                continue
+            print(f"-- running {name} ...", flush=True)
+            started = time.monotonic()
+            section = await plan[name]()
+            section.seconds = time.monotonic() - started
+            sections.append(section)
+            print(terminal(section), flush=True)
+    finally:
+        await bench.shutdown()
+
+
+def main(argv: list[str] | None = None) -> int:
+    chosen = options(sys.argv[1:] if argv is None else argv)
+    started_at, started, load_at_start = datetime.now(timezone.utc), time.monotonic(), load()
+    bench = Bench()
+    sections: list[Section] = []
+    try:
+        asyncio.run(run_all(bench, chosen, sections))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("interrupted: every process and temporary directory the benchmark made was removed; "
+              "BENCHMARKS.md was not written", file=sys.stderr)
+        return 130
+    finally:
+        bench.close()
+    machine = describe(bench.runtime_path, command_line(), started_at, load_at_start)
+    machine.append(("total time", f"{time.monotonic() - started:.0f} s"))
+    write(chosen.output, machine, sections, PREAMBLE)
+    print(f"wrote {chosen.output} ({time.monotonic() - started:.0f} s in all)")
+    problems = [p for s in sections for p in s.problems]
+    if problems:
+        print(f"{len(problems)} problem(s): see 'Problems in this run' in {chosen.output.name}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

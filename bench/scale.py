@@ -1,0 +1,124 @@
+"""Benchmark 5: many sessions handed over at once, with bounded concurrency.
+
+N handoffs, each its own session, home and fact ("Segment 007" for handoff 7, so an
+answer naming another handoff's fact would show): process A_i creates, tells and closes;
+process B_i, a new process, resumes, asks and closes. The processes are the tool's own
+workers (``python -m handoff.worker`` fed a WorkerSpec on stdin, as the coordinator
+does, see ``bench/handoffs.py``), all against one witness.
+
+How many run at once is computed, not guessed: one handoff is run first while the RSS of
+its worker and runtime (and anything they start) is sampled every 50 ms; the bound is
+``available memory / that peak``, capped at ``2 × cores``. A handoff holds its slot for
+both of its processes, which run one after the other, so at most ``bound`` runtimes live
+at a time. During the N handoffs the RSS of every child (the witness excepted) is
+sampled every 100 ms for the peak, and the number of live runtime processes (argv[0]
+is the runtime's executable) in the fullest sample; a runtime that is being killed as
+the next one starts can make that one more than the bound. RSS counts pages shared between processes once per
+process, so the peaks are upper bounds.
+
+A handoff is *kept* when B's answer names its own fact and the witness's log shows the
+fact was in what B's runtime sent it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import psutil
+
+from handoff.fact import Fact
+from handoff.witness.server import read_evidence
+
+from bench.handoffs import Handoff, worker_handoff
+from bench.machine import cores
+from bench.procs import Bench, RssSampler
+from bench.report import Section, Table
+from bench.stats import Summary, fmt
+
+MIB = 2**20
+
+
+async def _calibrate(bench: Bench) -> tuple[int, Handoff]:
+    """Peak RSS of one worker and its runtime while they work (bytes)."""
+    sampler = RssSampler(interval=0.05, roots=set())
+    sampler.start()
+    try:
+        home = bench.new_dir("scale-home")
+        witness = await bench.witness()
+        handoff = await worker_handoff(bench, witness, "scale-calibration", Fact("Calibration"), home, home,
+                                       on_spawn=sampler.roots.add)
+    finally:
+        await sampler.stop()
+    return sampler.peak_bytes, handoff
+
+
+def _witness_saw_fact(bench: Bench, labels: set[str]) -> set[str]:
+    """The labels whose B turn reached the witness with the fact in the conversation."""
+    return {e.scenario for e in read_evidence(bench.witness_evidence)
+            if e.scenario in labels and e.step == "B" and e.fact_sent}
+
+
+async def _many(bench: Bench, count: int, bound: int) -> tuple[list[Handoff], float, RssSampler]:
+    witness = await bench.witness()
+    slots = asyncio.Semaphore(bound)
+
+    async def one(number: int) -> Handoff:
+        async with slots:
+            home = bench.new_dir("scale-home")
+            return await worker_handoff(bench, witness, f"scale-{count}-{number:03d}", Fact(f"Segment {number:03d}"),
+                                        home, home)
+
+    sampler = RssSampler(interval=0.1, exclude={bench.witness_pid} if bench.witness_pid else set())
+    sampler.start()
+    started = time.monotonic()
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one(number)) for number in range(count)]
+    finally:
+        await sampler.stop()
+    return [task.result() for task in tasks], (time.monotonic() - started), sampler
+
+
+async def run(bench: Bench, sizes: list[int]) -> Section:
+    section = Section("scale", "5. Scale: N concurrent handoffs, bounded concurrency",
+                      method=__doc__.split("\n", 2)[2].strip())
+    peak_one, calibration = await _calibrate(bench)
+    if not calibration.kept:
+        section.problems.append(f"calibration handoff: {calibration.problem}")
+    available = psutil.virtual_memory().available
+    by_memory = int(available // max(peak_one, 1))
+    bound = max(1, min(2 * cores(), by_memory))
+    section.tables.append(Table(
+        ["peak RSS of one worker + runtime", "available memory", "bound by memory", "bound by cores (2 × nproc)",
+         "concurrency used"],
+        [[f"{peak_one / MIB:.0f} MiB", f"{available / MIB:.0f} MiB", str(by_memory), str(2 * cores()), str(bound)]],
+        caption="The concurrency bound"))
+    rows = []
+    for count in sizes:
+        handoffs, seconds, sampler = await _many(bench, count, bound)
+        labels = {h.label for h in handoffs}
+        witnessed = _witness_saw_fact(bench, labels)
+        kept = [h for h in handoffs if h.kept and h.label in witnessed]
+        for handoff in handoffs:
+            if not handoff.kept:
+                section.problems.append(f"N={count}: {handoff.problem}")
+            elif handoff.label not in witnessed:
+                section.problems.append(f"N={count}: {handoff.label}: the witness did not see the fact in B's request")
+        rows.append([str(count), str(bound), f"{seconds:.1f}", f"{count / seconds:.2f}",
+                     fmt(Summary.of(h.wall_ms for h in handoffs), digits=1, scale=0.001),
+                     f"{len(kept)}/{count}", f"{sampler.peak_bytes / MIB:.0f} MiB",
+                     f"{sampler.peak_runtimes}", f"{sampler.peak_processes}"])
+        serial = 1000 / calibration.wall_ms if calibration.kept else None
+        section.findings.append(
+            f"N={count}: {count / seconds:.2f} handoffs/s with {bound} at a time"
+            + (f" ({count / seconds / serial:.1f}× the {serial:.2f}/s of one handoff at a time, from the calibration run)"
+               if serial else "")
+            + f"; {len(kept)} of {count} kept; "
+            f"peak RSS of all children {sampler.peak_bytes / MIB:.0f} MiB "
+            f"({sampler.peak_bytes / MIB / max(1, sampler.peak_runtimes):.0f} MiB per live runtime).")
+    section.tables.append(Table(
+        ["N", "at once", "wall, s", "handoffs/s", "one handoff, s: median (min–max)", "kept (answer + witness)",
+         "peak RSS, children", "peak live runtimes", "peak child processes"], rows,
+        caption="N handoffs (2N processes), each A then B, sharing one witness"))
+    return section
