@@ -14,20 +14,23 @@ import pytest
 
 from handoff import runner, scenario
 from handoff.fact import Fact
-from handoff.runtime_locator import locate_runtime
+from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
 
 OTHER_FACT = Fact("Champions", "customer tier")
 
 
 def handoff_processes() -> list[psutil.Process]:
-    """Workers, witnesses and runtimes started by the tool that are still running."""
+    """Workers, witnesses and runtimes started by this checkout's tool that still run."""
     runtime = str(locate_runtime())
     found = []
     for process in psutil.process_iter(["pid", "cmdline", "exe", "status"]):
         cmdline = " ".join(process.info["cmdline"] or [])
         if process.info["status"] == psutil.STATUS_ZOMBIE or process.pid == os.getpid():
             continue
-        if any(marker in cmdline for marker in ("handoff.worker", "handoff.witness", runtime, "/mnt/ssh/sshd_config")):
+        ours = str(PROJECT_ROOT) in cmdline  # this checkout's venv or runtime, not another checkout's
+        if (ours and any(m in cmdline for m in ("handoff.worker", "handoff.witness", runtime))) or (
+            "/mnt/ssh/sshd_config" in cmdline
+        ):
             found.append(process)
     return found
 
