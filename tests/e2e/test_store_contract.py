@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import threading
+import time
 
 import pytest
 
@@ -154,14 +155,18 @@ def test_rename_is_atomic_for_a_concurrent_reader(store_url):
 
     thread = threading.Thread(target=read_constantly)
     thread.start()
-    for n in range(1, 80):
+    # Keep replacing until the reader has really raced the writer (at least 80 renames and
+    # 20 reads; a busy machine may start the reader late), within a bound.
+    n, deadline = 0, time.monotonic() + 20
+    while (n < 80 or len(seen) < 20) and time.monotonic() < deadline and not failures:
+        n += 1
         run(writer.write_file(f"/state/workspace.yaml.tmp.{n}", f"v{n}"))
         run(writer.rename(f"/state/workspace.yaml.tmp.{n}", "/state/workspace.yaml"))
     stop.set()
     thread.join()
     assert failures == [] and missing == []
-    assert len(seen) > 10  # the reader really raced the writer
-    assert run(writer.read_file("/state/workspace.yaml")) == "v79"
+    assert len(seen) >= 20, "the reader never raced the writer"
+    assert run(writer.read_file("/state/workspace.yaml")) == f"v{n}"
 
 
 def test_files_of_several_megabytes(store_url):
