@@ -33,7 +33,7 @@ Emit = Callable[..., None]
 
 class Step:
     def __init__(self, spec: WorkerSpec, emit: Emit):
-        from handoff.worker.sdk import SDK_VERSION, Provider, Runtime  # the SDK loads here, timed
+        from handoff.worker.sdk import SDK_VERSION  # the SDK loads here
 
         self.spec = spec
         self.emit = emit
