@@ -1,8 +1,8 @@
 """Where the model behind a session comes from: the embedded witness, the GitHub Copilot
 service, or any OpenAI-compatible endpoint (Ollama, vLLM, a hosted API).
 
-Why a module of its own: `handoff lab` chooses a backend today and `handoff run` is meant
-to later, so the choice is plain data that (1) is checked before any process starts, so
+Why a module of its own: `handoff lab` and `handoff run` both choose a backend, and in
+`run` the choice crosses into worker processes on other hosts, so it is plain data that (1) is checked before any process starts, so
 bad input is one line and exit 2, not a runtime failure half-way; (2) holds the *names*
 of environment variables, never a secret, so it can be printed, logged or sent to a
 worker process as JSON; and (3) becomes what the SDK wants (:meth:`Backend.model_source`)
@@ -51,6 +51,13 @@ class Backend:
     api_key_env: str | None = None  # openai-compatible: the variable holding its key
     token_env: str | None = None  # copilot: the variable the GitHub token was found in
 
+    @property
+    def seen_on_the_wire(self) -> bool:
+        """Whether the tool can record what each request sent: the witness records it,
+        and an OpenAI-compatible endpoint is reached through the recording relay. The
+        Copilot service is reached by the runtime directly, so only its answers count."""
+        return self.kind != COPILOT
+
     def describe(self) -> str:
         """One line for people: what talks to the runtime, without any secret."""
         if self.kind == COPILOT:
@@ -66,10 +73,18 @@ class Backend:
         names = [n for n in (self.token_env, self.api_key_env) if n]
         return [environ[n] for n in names if environ.get(n)]
 
+    def scrub(self, text: str, environ: Mapping[str, str] | None = None) -> str:
+        """``text`` with every secret this backend uses replaced by ***."""
+        for secret in self.secrets(environ):
+            text = text.replace(secret, "***")
+        return text
+
     def model_source(self, witness_url: str | None = None, headers: dict[str, str] | None = None,
                      environ: Mapping[str, str] | None = None) -> Any:
         """What :class:`handoff.worker.sdk.Runtime` takes: a BYOK ``Provider`` or the
         ``CopilotService``. Imports the SDK, so call it only where the runtime runs.
+        ``witness_url`` is the witness, or for an OpenAI-compatible backend the relay in
+        front of the endpoint (`handoff run`); without it the endpoint is used directly.
         The provider is built fresh for every runtime because the runtime does not store
         it with the session: a resume must be given it again."""
         from handoff.worker.sdk import CopilotService, Provider
@@ -84,7 +99,8 @@ class Backend:
             key = environ.get(self.api_key_env) if self.api_key_env else NO_KEY
             if not key:
                 raise UserError(f"--api-key-env {self.api_key_env}: that variable is not set or empty")
-            return Provider(self.provider_url, self.model, dict(headers or {}), api_key=key)
+            base_url = f"{witness_url}/v1" if witness_url else self.provider_url
+            return Provider(base_url, self.model, dict(headers or {}), api_key=key)
         if not witness_url:
             raise ValueError("the witness backend needs the witness's URL")
         return Provider(f"{witness_url}/v1", self.model, dict(headers or {}))
@@ -93,6 +109,16 @@ class Backend:
         """A one-line, actionable reading of a runtime error about this backend, or None
         when the error is not about the backend (a missing session, say)."""
         status = re.search(r"\(HTTP (\d{3})\)", message)
+        unreachable = ("Could not connect", "ECONNREFUSED", "relay could not reach", "network fetch failed",
+                       "error sending request")
+        # Checked first: the runtime words a token check that never reached GitHub as
+        # "Authentication failed: ... network fetch failed", which is no refusal.
+        if any(sign in message for sign in unreachable):
+            if self.kind == OPENAI_COMPATIBLE:
+                return f"cannot reach the endpoint {self.provider_url}: is it running, and is --provider-url right?"
+            if self.kind == COPILOT:
+                return "cannot reach the GitHub Copilot service: this machine needs internet access for --backend copilot"
+            return None
         refused = "Authentication failed" in message or (status and status.group(1) in ("401", "403"))
         if refused:
             code = f" (HTTP {status.group(1)})" if status else ""
@@ -105,11 +131,6 @@ class Backend:
                 return (f"the endpoint {self.provider_url} wants an API key{code}: "
                         f"pass --api-key-env VAR, VAR being the variable that holds it")
             return f"the witness model refused the request{code}"
-        if "Could not connect" in message or "ECONNREFUSED" in message:
-            if self.kind == OPENAI_COMPATIBLE:
-                return f"cannot reach the endpoint {self.provider_url}: is it running, and is --provider-url right?"
-            if self.kind == COPILOT:
-                return "cannot reach the GitHub Copilot service: this machine needs internet access for --backend copilot"
         return None
 
 
@@ -146,6 +167,31 @@ def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: 
         if not environ.get(api_key_env):
             raise UserError(f"--api-key-env {api_key_env}: that variable is not set or empty")
     return Backend(OPENAI_COMPATIBLE, model, provider_url=provider_url.rstrip("/"), api_key_env=api_key_env)
+
+
+def preflight(backend: Backend, environ: Mapping[str, str] | None = None, timeout: float = 5.0) -> None:
+    """Before a run, ask an OpenAI-compatible endpoint for its models once, with the key.
+    An endpoint that does not answer, or refuses the key, is then one line and exit 2
+    instead of a failure in every step after the runtime's retries. Any other answer,
+    even a 404 from an endpoint without /models, lets the run go ahead."""
+    if backend.kind != OPENAI_COMPATIBLE:
+        return
+    import urllib.error
+    import urllib.request
+
+    environ = os.environ if environ is None else environ
+    request = urllib.request.Request(f"{backend.provider_url}/models")
+    if backend.api_key_env:
+        request.add_header("Authorization", f"Bearer {environ.get(backend.api_key_env, '')}")
+    try:
+        urllib.request.urlopen(request, timeout=timeout).close()
+    except urllib.error.HTTPError as error:
+        explained = backend.explain(f"(HTTP {error.code})")
+        if explained:
+            raise UserError(explained) from None
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        raise UserError(f"--provider-url {backend.provider_url}: cannot reach it ({reason}); is the endpoint running?") from None
 
 
 def configured(environ: Mapping[str, str] | None = None) -> list[tuple[str, bool | None, str, str | None]]:

@@ -7,6 +7,11 @@ the fact is absent, or when the runtime said plainly that the session is not the
 every other case — a worker that died, a turn with no witness record, evidence that
 disagrees, an error that is not "not found" — it is **unknown**, never silently lost.
 The event log adds a third piece: whether the resume followed a close.
+
+With the Copilot service as the model nothing records the requests (the runtime reaches
+the service directly), so a verdict there rests on the answer alone: kept when the answer
+names the value, case-insensitive, lost when it does not. The ``evidence`` column says
+which of these a verdict rests on.
 """
 
 from __future__ import annotations
@@ -20,6 +25,15 @@ from handoff.worker.spec import OPENING_ACTIONS
 
 # Errors that mean "the store has no such session": a clean loss, not a failure to measure.
 NOT_FOUND_MARKERS = ("session not found", "returned no sessions")
+# The runtime's words when a session has no model to ask: no provider and no token.
+NO_PROVIDER_MARKERS = ("no github oauth token or copilot hmac key",)
+
+# What a verdict rests on, as the table shows it.
+ANSWER_AND_WIRE = "answer + wire"  # the answer, and the witness's or relay's record of the request
+ANSWER_ONLY = "answer only"  # no record of the request exists (the Copilot service)
+RUNTIME_ERROR = "runtime error"
+GUARD = "guard"
+NOTHING = "—"
 
 
 @dataclass(frozen=True)
@@ -34,8 +48,9 @@ class Row:
     answer: str
     fact_reached_model: str
     event_log: str
-    verdict: str  # kept | lost | unknown | "" for a tell turn
+    verdict: str  # kept | lost | unknown | refused | no-provider | "" for a tell turn
     basis: str
+    evidence: str  # what the verdict rests on: ANSWER_AND_WIRE, ANSWER_ONLY, ...
     expected: str
     match: bool | None  # None for a row nothing is expected of
 
@@ -93,44 +108,54 @@ def _closed_before_resume(step: StepResult) -> bool | None:
     return log.get("closed_before_resume") if log else None
 
 
-def _failure(step: StepResult) -> tuple[str, str]:
-    """Verdict and reason for an ask turn that produced no answer."""
+def _failure(step: StepResult) -> tuple[str, str, str]:
+    """Verdict, reason and evidence for an ask turn that produced no answer."""
     for error in step.of("error"):
         if error.get("refused"):
-            return "refused", f"the guard refused {error['action']}: {error.get('message', '')}"
+            return "refused", f"the guard refused {error['action']}: {error.get('message', '')}", GUARD
     for error in step.of("error"):
         if error["action"] in OPENING_ACTIONS or error["action"] == "ask":
             message = error.get("message", "")
             if any(marker in message.lower() for marker in NOT_FOUND_MARKERS):
-                return "lost", f"{error['action']} failed: {message}"
-            return "unknown", f"{error['action']} failed (not a 'not found'): {message}"
+                return "lost", f"{error['action']} failed: {message}", RUNTIME_ERROR
+            if any(marker in message.lower() for marker in NO_PROVIDER_MARKERS):
+                return "no-provider", (f"{error['action']} failed, no model was asked: the session does not store its "
+                                       f"provider settings and this runtime was given none ({message})"), RUNTIME_ERROR
+            return "unknown", f"{error['action']} failed (not a 'not found'): {message}", RUNTIME_ERROR
     for error in step.of("error"):
-        return "unknown", f"{error['action']} failed: {error.get('message', '')}"
+        return "unknown", f"{error['action']} failed: {error.get('message', '')}", RUNTIME_ERROR
     if step.timed_out:
-        return "unknown", "worker timed out before answering"
+        return "unknown", "worker timed out before answering", NOTHING
     if not step.finished:
         tail = f": {step.stderr_tail.splitlines()[-1]}" if step.stderr_tail.strip() else ""
-        return "unknown", f"worker ended without 'finished' (exit code {step.exit_code}){tail}"
-    return "unknown", "the ask turn produced no answer"
+        return "unknown", f"worker ended without 'finished' (exit code {step.exit_code}){tail}", NOTHING
+    return "unknown", "the ask turn produced no answer", NOTHING
 
 
-def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact) -> tuple[str, str]:
-    """Verdict for an ask turn that answered, from the answer and the witness records.
-    A record whose ``fact_sent`` is None checked nothing and is no evidence either way."""
+def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact,
+                 seen_on_the_wire: bool = True) -> tuple[str, str, str]:
+    """Verdict, reason and evidence for an ask turn that answered, from the answer and the
+    records of what the model was sent. A record whose ``fact_sent`` is None checked
+    nothing and is no evidence either way. Without any way to see the requests
+    (``seen_on_the_wire`` False) the answer alone decides."""
+    named = fact.is_in(answer)
+    if not seen_on_the_wire:
+        if named:
+            return "kept", "the answer names the value (requests to this model cannot be recorded)", ANSWER_ONLY
+        return "lost", "the answer does not name the value (requests to this model cannot be recorded)", ANSWER_ONLY
     if not fact_sent:
-        return "unknown", "the witness model has no record of this turn"
+        return "unknown", "the witness model has no record of this turn", NOTHING
     checked = [sent for sent in fact_sent if sent is not None]
     if not checked:
-        return "unknown", "the witness model was not told which fact to look for"
-    named = fact.is_in(answer)
+        return "unknown", "the witness model was not told which fact to look for", NOTHING
     sent = any(checked)
     if named and sent:
-        return "kept", "answer names the fact and the model was sent it"
+        return "kept", "answer names the fact and the model was sent it", ANSWER_AND_WIRE
     if not named and not sent:
-        return "lost", "answer lacks the fact and the model was not sent it"
+        return "lost", "answer lacks the fact and the model was not sent it", ANSWER_AND_WIRE
     if named:
-        return "unknown", "answer names the fact but the model was not sent it"
-    return "unknown", "the model was sent the fact but the answer lacks it"
+        return "unknown", "answer names the fact but the model was not sent it", ANSWER_AND_WIRE
+    return "unknown", "the model was sent the fact but the answer lacks it", ANSWER_AND_WIRE
 
 
 def _short(text: str | None, width: int = 48) -> str:
@@ -140,19 +165,19 @@ def _short(text: str | None, width: int = 48) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def rows_for(scenario: Scenario, result: ScenarioResult, fact: Fact) -> list[Row]:
+def rows_for(scenario: Scenario, result: ScenarioResult, fact: Fact, seen_on_the_wire: bool = True) -> list[Row]:
     if result.skipped_reason:
         return [Row(scenario=result.name, step="—", turn="—", kind="—", ran_in="—", store="—",
                     closed_before_resume="—", answer="—", fact_reached_model="—",
                     event_log=f"skipped: {result.skipped_reason}", verdict="skipped",
-                    basis=result.skipped_reason, expected="", match=None)]
+                    basis=result.skipped_reason, evidence=NOTHING, expected="", match=None)]
     rows: list[Row] = []
     for spec, step in zip(scenario.steps, result.steps):
-        rows.extend(_step_rows(spec, step, result, fact))
+        rows.extend(_step_rows(spec, step, result, fact, seen_on_the_wire))
     return rows
 
 
-def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact) -> list[Row]:
+def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact, seen_on_the_wire: bool) -> list[Row]:
     rows = []
     closed = _closed_before_resume(step)
     common = dict(
@@ -169,29 +194,31 @@ def _step_rows(spec: Step, step: StepResult, result: ScenarioResult, fact: Fact)
             e.fact_sent for e in result.evidence if e.step == step.step and e.turn == str(turn["turn"])
         ]
         checked = [sent for sent in records if sent is not None]
-        reached = "no request" if not records else _yes_no(any(checked) if checked else None)
+        if not seen_on_the_wire:
+            reached = "not recorded"
+        else:
+            reached = "no request" if not records else _yes_no(any(checked) if checked else None)
         if turn["kind"] == "ask":
-            verdict, basis = judge_answer(turn.get("answer"), records, fact)
-            rows.append(_judged(spec, common, str(turn["turn"]), "ask", turn.get("answer"), reached, verdict, basis,
-                                    closed, step.first("eventlog")))
+            judged = judge_answer(turn.get("answer"), records, fact, seen_on_the_wire)
+            rows.append(_judged(spec, common, str(turn["turn"]), "ask", turn.get("answer"), reached, *judged,
+                                closed, step.first("eventlog")))
         else:
             rows.append(
                 Row(**common, turn=str(turn["turn"]), kind="tell", answer=_short(turn.get("answer")),
-                    fact_reached_model=reached, verdict="", basis="", expected="", match=None)
+                    fact_reached_model=reached, verdict="", basis="", evidence="", expected="", match=None)
             )
     if spec.asks and not any(t["kind"] == "ask" for t in turns):
-        verdict, basis = _failure(step)
-        rows.append(_judged(spec, common, "—", "ask", None, "no request", verdict, basis, closed, step.first("eventlog")))
+        rows.append(_judged(spec, common, "—", "ask", None, "no request", *_failure(step), closed, step.first("eventlog")))
     if not turns and not spec.asks:
         # A step with no turn to show (a crash mid-write, say) still gets its line.
         holding = step.first("holding")
         what = "killed on purpose" + (f" during {holding['during']}" if holding and holding.get("during") else "")
         rows.append(Row(**common, turn="—", kind="step", answer=what if step.killed_on_purpose else "—",
-                        fact_reached_model="—", verdict="", basis="", expected="", match=None))
+                        fact_reached_model="—", verdict="", basis="", evidence="", expected="", match=None))
     return rows
 
 
-def _judged(spec, common, turn, kind, answer, reached, verdict, basis, closed, log=None) -> Row:
+def _judged(spec, common, turn, kind, answer, reached, verdict, basis, evidence, closed, log=None) -> Row:
     match = verdict == spec.expect
     expected = spec.expect or ""
     if spec.forked is not None:
@@ -204,4 +231,4 @@ def _judged(spec, common, turn, kind, answer, reached, verdict, basis, closed, l
     if closed is False and verdict == "kept":
         basis += "; but no session.shutdown precedes the resume: not a resume-after-close"
     return Row(**common, turn=turn, kind=kind, answer=_short(answer), fact_reached_model=reached,
-               verdict=verdict, basis=basis, expected=expected, match=match)
+               verdict=verdict, basis=basis, evidence=evidence, expected=expected, match=match)

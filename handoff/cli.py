@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -20,6 +20,18 @@ from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE, Fact
 from handoff.hosts import SshTarget
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Measure what Copilot SDK session persistence keeps.")
+
+
+# The model backend options, shared by `run` and `lab` (see handoff.backends).
+BackendOption = Annotated[str, typer.Option(
+    help="Where the model comes from: witness (embedded), copilot (the GitHub Copilot service; token from "
+         "COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN) or openai-compatible (--provider-url, e.g. Ollama).")]
+ModelOption = Annotated[Optional[str], typer.Option(
+    help="Model id. Default: handoff-witness; claude-haiku-4.5 with --backend copilot; required with openai-compatible.")]
+ProviderUrlOption = Annotated[Optional[str], typer.Option(
+    help="openai-compatible: the endpoint, e.g. http://localhost:11434/v1.")]
+ApiKeyEnvOption = Annotated[Optional[str], typer.Option(
+    metavar="VAR", help="openai-compatible: the NAME of the variable holding the API key.")]
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -43,16 +55,23 @@ def run(
         None, metavar="postgresql://user@host:port/db",
         help="PostgreSQL server for the database scenarios (default: a throwaway embedded one).",
     ),
+    backend: BackendOption = "witness",
+    model: ModelOption = None,
+    provider_url: ProviderUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
 ) -> None:
     """Run scenarios and print the table of which turns kept the context."""
+    from handoff import backends
+
     try:
+        chosen_backend = backends.choose(backend, model, provider_url, api_key_env)
         if not fact.strip() or not topic.strip():
             raise UserError("--fact and --topic must not be empty")
         chosen = scenarios.select(names or [])
         remote = _remote_hosts(host or [], chosen)
         if store is not None and not store.startswith(("postgres://", "postgresql://")):
             raise UserError(f"--store {store}: give a PostgreSQL URL such as postgresql://user@host:5432/db")
-        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote, store)
+        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote, store, chosen_backend)
     except UserError as error:
         raise _fail(str(error), 2)
     except CoordinatorError as error:
@@ -127,13 +146,10 @@ def witness(
 
 @app.command()
 def lab(
-    backend: str = typer.Option("witness", help="Where the model comes from: witness (embedded), copilot (the GitHub "
-                                "Copilot service; token from COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN) or "
-                                "openai-compatible (--provider-url, e.g. Ollama)."),
-    model: Optional[str] = typer.Option(None, help="Model id. Default: handoff-witness; claude-haiku-4.5 with --backend copilot; "
-                                        "required with openai-compatible."),
-    provider_url: Optional[str] = typer.Option(None, help="openai-compatible: the endpoint, e.g. http://localhost:11434/v1."),
-    api_key_env: Optional[str] = typer.Option(None, metavar="VAR", help="openai-compatible: the NAME of the variable holding the API key."),
+    backend: BackendOption = "witness",
+    model: ModelOption = None,
+    provider_url: ProviderUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
     resume: Optional[str] = typer.Option(None, metavar="ID", help="Only turn 2: resume ID (from an earlier run) and ask. "
                                          "Run it as a second process to prove the resume across a process boundary."),
     session_id: Optional[str] = typer.Option(None, metavar="ID", help="A stable id, e.g. analyst-demo, instead of a random sdklabs-… one."),

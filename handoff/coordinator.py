@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote as url_quote, urlsplit
 
+from handoff.backends import COPILOT, OPENAI_COMPATIBLE, WITNESS, WITNESS_MODEL, Backend
 from handoff.fact import Fact
 from handoff.hosts import Host, Lan, LocalHost, NamespaceHost, NamespaceSshHost, SshHost, SshTarget, missing_capability
 from handoff.processes import ProcessTracker
@@ -29,7 +30,8 @@ from handoff.stores import prepare_home, tamper_with_fact
 from handoff.stores.database import sqlite_url
 from handoff.stores.shared import RunDatabases
 from handoff.witness.launch import WitnessStartError, start_witness
-from handoff.witness.server import FACT_HEADER, MODEL_NAME, TAG_HEADERS, read_evidence
+from handoff.witness.server import read_evidence
+from handoff.witness.tags import FACT_HEADER, TAG_HEADERS
 from handoff.worker.spec import TURNS_PER_ACTION, WorkerSpec
 
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
@@ -50,6 +52,7 @@ class RunOptions:
     lan_problem: str | None = None  # why there is no LAN although a scenario needs one
     remote_hosts: dict[str, SshTarget] = field(default_factory=dict)  # --host NAME=ssh://...
     databases: RunDatabases | None = None  # where scenarios with a database store keep sessions
+    backend: Backend = Backend(WITNESS, WITNESS_MODEL)  # where the model comes from (handoff.backends)
 
 
 def new_session_id() -> str:
@@ -85,9 +88,14 @@ class Coordinator:
 
     async def _start_witness(self) -> None:
         listen = self.options.lan.gateway if self.options.lan else "127.0.0.1"
+        backend = self.options.backend
+        # A real OpenAI-compatible model is reached through the witness in relay mode, which
+        # records what each request sent; the Copilot service leaves the witness idle.
+        relay = ["--relay-to", backend.provider_url] if backend.kind == OPENAI_COMPATIBLE else []
         try:
             self.witness_url = await start_witness(
-                self.tracker, self.options.run_dir / "witness.stderr", "--evidence", str(self.evidence_path), host=listen,
+                self.tracker, self.options.run_dir / "witness.stderr", "--evidence", str(self.evidence_path), *relay,
+                host=listen,
             )
         except WitnessStartError as error:
             raise CoordinatorError(str(error)) from None
@@ -140,6 +148,8 @@ class Coordinator:
         for name, kind in scenario.hosts.items():
             if name in self.options.remote_hosts:
                 continue
+            if self.options.backend.kind == COPILOT:
+                return f"host '{name}' ({kind}): a simulated host has no route to the Copilot service on the internet"
             problem = missing_capability(kind) or (None if self.options.lan else self.options.lan_problem)
             if problem:
                 return f"host '{name}' ({kind}): {problem}"
@@ -156,10 +166,13 @@ class Coordinator:
             else:
                 machine = NamespaceHost(name, self.options.lan, [self.options.run_dir])
                 hosts[name] = NamespaceSshHost(name, machine, workdir / f"ssh-{name}", witness.hostname, witness.port)
+        token = self.options.backend.token_env
+        for host in hosts.values():
+            host.passed_env = (token,) if token else ()
         return hosts
 
     def _spec(self, scenario: Scenario, step: Step, host: Host, home: Path, session_id: str, turn: int) -> WorkerSpec:
-        fact = self.options.fact
+        fact, backend = self.options.fact, self.options.backend
         tags = {
             TAG_HEADERS["scenario"]: scenario.name,
             TAG_HEADERS["step"]: step.name,
@@ -170,13 +183,15 @@ class Coordinator:
             scenario=scenario.name, step=step.name, host=host.name,
             # an SSH host runs the runtime installed on its own machine
             runtime_path="" if isinstance(host, SshHost) else str(self.options.runtime_path),
-            home=host.home(home), witness_url=host.witness_url(self.witness_url), model=MODEL_NAME,
+            home=host.home(home), witness_url=host.witness_url(self.witness_url),
             fact_value=fact.value, fact_topic=fact.topic,
             actions=step.actions, session_id=session_id, first_turn=turn, tags=tags,
             store=self._store_url(scenario, host),
             owner=step.principal, guarded=step.guarded, reuse=step.reuse,
             # with the sessions in a home directory, owners and receipts go to a registry file
             registry=self._registry_url(scenario, host),
+            model=backend.model, backend=backend.kind, api_key_env=backend.api_key_env, token_env=backend.token_env,
+            without_provider=step.provider == "omitted",
         )
 
     def _registry_url(self, scenario: Scenario, host: Host) -> str | None:

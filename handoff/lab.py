@@ -204,7 +204,7 @@ class _Lab:
         except (asyncio.TimeoutError, TimeoutError):
             raise LabFailure(f"{what}: the model did not answer in time") from None
         except Exception as error:  # the SDK raises plain Exception for a failed turn
-            message = _scrub(runtime_message(error), self.backend.secrets())
+            message = self.backend.scrub(runtime_message(error))
         missing = re.search(r"Session not found\S*( \S+)?", message)
         if missing:
             raise UserError(f"{missing.group(0)} (no session with this id is stored in {self.options.home}; "
@@ -224,12 +224,6 @@ def runtime_message(error: BaseException) -> str:
     # this tool does not use; the caller supplies advice about its own options instead.
     text = re.sub(r"\s*Check your COPILOT_PROVIDER_\S.*$", "", text)
     return text[:400]
-
-
-def _scrub(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
 
 
 def _interrupt(*_: Any) -> None:

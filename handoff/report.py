@@ -14,8 +14,8 @@ from handoff.checks import Row
 from handoff.results import ScenarioResult
 
 HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
-           "fact\nreached\nmodel", "event log", "verdict", "expected", "match"]
-WIDTHS = [None, None, 16, 10, None, 24, None, 26, None, 10, None]
+           "fact\nreached\nmodel", "event log", "verdict", "evidence", "expected", "match"]
+WIDTHS = [None, None, 16, 10, None, 24, None, 26, None, 8, 10, None]
 
 
 def _match(row: Row) -> str:
@@ -25,7 +25,7 @@ def _match(row: Row) -> str:
 def table(rows: list[Row]) -> str:
     body = [
         [r.scenario, f"{r.turn} {r.kind}", r.ran_in, r.store, r.closed_before_resume, r.answer,
-         r.fact_reached_model, r.event_log, r.verdict, r.expected, _match(r)]
+         r.fact_reached_model, r.event_log, r.verdict, r.evidence, r.expected, _match(r)]
         for r in rows
     ]
     return tabulate(body, headers=HEADERS, tablefmt="simple", maxcolwidths=WIDTHS)

@@ -9,6 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from handoff.backends import WITNESS, WITNESS_MODEL, Backend, preflight
 from handoff.checks import Row, rows_for
 from handoff.coordinator import Coordinator, RunOptions
 from handoff.fact import Fact
@@ -60,10 +61,12 @@ def _databases(scenarios: list[Scenario], run_dir: Path, store_url: str | None, 
 
 
 def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None = None,
-        remote_hosts: dict[str, SshTarget] | None = None, store_url: str | None = None) -> RunOutcome:
+        remote_hosts: dict[str, SshTarget] | None = None, store_url: str | None = None,
+        backend: Backend = Backend(WITNESS, WITNESS_MODEL)) -> RunOutcome:
     """Run the scenarios; every process, namespace and temporary file is gone when this
     returns or raises."""
     runtime_path = locate_runtime()
+    preflight(backend)
     remote_hosts = remote_hosts or {}
     run_dir = Path(tempfile.mkdtemp(prefix="handoff-run-"))
     tracker = ProcessTracker()
@@ -73,7 +76,7 @@ def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None 
         lan, lan_problem = _lan_if_needed(scenarios, remote_hosts)
         databases, server = _databases(scenarios, run_dir, store_url, lan)
         options = RunOptions(fact=fact, jobs=jobs, runtime_path=runtime_path, run_dir=run_dir, lan=lan,
-                             lan_problem=lan_problem, remote_hosts=remote_hosts, databases=databases)
+                             lan_problem=lan_problem, remote_hosts=remote_hosts, databases=databases, backend=backend)
         results = asyncio.run(Coordinator(options, tracker).run(scenarios))
     finally:
         tracker.stop_all()
@@ -89,5 +92,5 @@ def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None 
             shutil.copytree(run_dir, keep_dir, dirs_exist_ok=True)
         shutil.rmtree(run_dir, ignore_errors=True)
     by_name = {s.name: s for s in scenarios}
-    rows = [row for result in results for row in rows_for(by_name[result.name], result, fact)]
+    rows = [row for result in results for row in rows_for(by_name[result.name], result, fact, backend.seen_on_the_wire)]
     return RunOutcome(results, rows)

@@ -26,6 +26,8 @@ scenario's ``[hosts]`` table, whose value is the kind: ``namespace`` or ``ssh``.
 The scenario's ``store`` says where session files go: ``home`` (the runtime's home
 directory, the default), or a database reached through the SDK's SessionFs provider,
 ``sqlite`` (a file, one machine) or ``postgres`` (a server every host can reach).
+``provider = "omitted"`` starts the step's runtime without the model's settings (the
+provider, or the Copilot token), which a session does not store.
 ``crash`` says what the coordinator kills when the step's worker reaches ``hold``:
 ``process-tree`` (the worker and its runtime at once) or ``sdk-process`` (the worker only).
 """
@@ -40,13 +42,14 @@ from typing import Any
 from handoff.errors import UserError
 from handoff.worker.spec import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
 
-VERDICTS = ("kept", "lost", "unknown", "refused")
+VERDICTS = ("kept", "lost", "unknown", "refused", "no-provider")
 HOMES = ("shared", "own", "copied")
 HOST_KINDS = ("namespace", "ssh")
 CRASHES = ("process-tree", "sdk-process")
 STORES = ("home", "sqlite", "postgres")
 LOCAL = "local"
 SESSIONS = ("passed", "unknown")
+PROVIDERS = ("passed", "omitted")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"
@@ -68,6 +71,7 @@ class Step:
     forked: bool | None = None  # expected event-log evidence: does the parentId chain fork?
     expect: str | None = None  # verdict expected for the step's "ask" turn
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
+    provider: str = "passed"  # "omitted": the runtime gets no model settings, as if the app forgot them
 
     @property
     def asks(self) -> bool:
@@ -128,7 +132,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
     read.reject_unknown({"name", "actions", "home", "session", "host", "crash", "principal", "guarded", "reuse",
-                         "wait", "tamper", "forked", "expect", "closed_before_resume"})
+                         "wait", "tamper", "forked", "expect", "closed_before_resume", "provider"})
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
@@ -155,6 +159,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
         forked=read.get("forked", bool, None),
         expect=read.get("expect", str, None, VERDICTS),
         closed_before_resume=read.get("closed_before_resume", bool, None),
+        provider=read.get("provider", str, "passed", PROVIDERS),
     )
     if step.asks and step.expect is None:
         raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")

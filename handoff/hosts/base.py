@@ -17,17 +17,19 @@ from pathlib import Path
 from handoff.processes import ProcessTracker
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-# Credentials the witness runs never need; kept out of every worker's environment.
+# Credentials a worker gets only when its backend needs them (the Copilot token with
+# --backend copilot); kept out of every other worker's environment.
 SCRUBBED_ENV = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_HOME")
 PIPES = dict(stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
 
 
-def worker_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
+def worker_env(passed: tuple[str, ...] = ()) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV or k in passed}
 
 
 class Host(ABC):
     kind: str
+    passed_env: tuple[str, ...] = ()  # scrubbed variables this run's workers do need
 
     def __init__(self, name: str):
         self.name = name
@@ -53,7 +55,7 @@ class LocalHost(Host):
 
     async def start_worker(self, tracker, store, stderr, cwd):
         return await tracker.spawn(
-            sys.executable, "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=worker_env(), **PIPES
+            sys.executable, "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=worker_env(self.passed_env), **PIPES
         )
 
     def home(self, store: Path) -> str:

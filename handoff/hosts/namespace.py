@@ -79,7 +79,7 @@ class NamespaceHost(Host):
         # Deepest first: once /tmp is covered, a run directory under it cannot be reached.
         hidden = [*(str(path) for path in self.hidden), "/tmp", "/run"]
         binds = {**binds, "user": self.user_dir}
-        env = {**worker_env(), "HANDOFF_HOSTNAME": self.hostname, "HANDOFF_HIDE": " ".join(hidden),
+        env = {**worker_env(self.passed_env), "HANDOFF_HOSTNAME": self.hostname, "HANDOFF_HIDE": " ".join(hidden),
                "HANDOFF_KEEP": " ".join(sorted({str(PROJECT_ROOT), sys.base_prefix})),
                "HANDOFF_BINDS": " ".join(f"{name}={source}" for name, source in binds.items())}
         return argv, env

@@ -1,5 +1,5 @@
 """Run the witness model standalone: ``python -m handoff.witness [--port N] [--evidence FILE]
-[--require-api-key-env VAR]``.
+[--require-api-key-env VAR] [--relay-to URL]``.
 
 Prints ``Listening: http://HOST:PORT`` once it accepts connections; the coordinator
 waits for exactly that line. ``--require-api-key-env VAR`` makes it behave like a hosted
@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--evidence", type=Path, help="append a JSON line per request here")
     parser.add_argument("--require-api-key-env", metavar="VAR",
                         help="answer 401 unless a request carries `Authorization: Bearer $VAR`")
+    parser.add_argument("--relay-to", metavar="URL",
+                        help="do not answer: record each request, then pass it on to this OpenAI-compatible endpoint")
     args = parser.parse_args(argv)
     api_key = None
     if args.require_api_key_env:
@@ -32,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         if not api_key:
             print(f"error: --require-api-key-env {args.require_api_key_env}: that variable is not set or empty", file=sys.stderr)
             return 2
-    return serve(args.host, args.port, args.evidence, api_key)
+    return serve(args.host, args.port, args.evidence, api_key, args.relay_to)
 
 
 def _stop(*_) -> None:
@@ -40,9 +42,9 @@ def _stop(*_) -> None:
     raise KeyboardInterrupt
 
 
-def serve(host: str, port: int, evidence: Path | None, api_key: str | None = None) -> int:
+def serve(host: str, port: int, evidence: Path | None, api_key: str | None = None, upstream: str | None = None) -> int:
     try:
-        server = make_server(host, port, evidence, api_key)
+        server = make_server(host, port, evidence, api_key, upstream)
     except OSError as error:
         print(f"error: cannot listen on {host}:{port}: {error.strerror}", file=sys.stderr)
         return 2

@@ -5,6 +5,9 @@ It speaks enough of the OpenAI wire protocol for the Copilot runtime's BYOK prov
 Server-Sent Events stream. Every completion request is written to an evidence log
 (JSON lines) *before* it is answered, so whoever reads the log after a turn finished
 sees the request that produced the answer.
+
+In relay mode (``upstream``) it answers nothing itself: it records the same evidence and
+passes each request on to a real model's endpoint (see :mod:`handoff.witness.relay`).
 """
 
 from __future__ import annotations
@@ -21,18 +24,10 @@ from typing import Any
 from urllib.parse import unquote as url_unquote
 
 from handoff.witness.answer import conversation, message_text, reply_to
+from handoff.witness.relay import Relayed, relay
+from handoff.witness.tags import FACT_HEADER, TAG_HEADERS
 
 MODEL_NAME = "handoff-witness"
-
-# Headers a worker sets through ProviderConfig.headers to say what a request belongs to.
-TAG_HEADERS = {
-    "scenario": "x-handoff-scenario",
-    "step": "x-handoff-step",
-    "host": "x-handoff-host",
-    "turn": "x-handoff-turn",
-}
-# The exact text that states the scenario's fact, percent-encoded (headers are ASCII).
-FACT_HEADER = "x-handoff-fact"
 
 
 @dataclass(frozen=True)
@@ -75,26 +70,30 @@ def read_evidence(path: Path) -> list[Evidence]:
         return [Evidence(**json.loads(line)) for line in log if line.strip()]
 
 
-def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, str]:
-    """Answer one chat-completions body and describe what was in it."""
-    messages = body.get("messages") or []
-    talk = conversation(messages)
-    reply = reply_to(messages)
+def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, reply: str) -> Evidence:
+    """What one chat-completions request carried: its tags, how many conversation
+    messages, and whether the fact named by the fact header was among them."""
+    talk = conversation(body.get("messages") or [])
     stated = headers.get(FACT_HEADER)
     fact_sent = None
     if stated is not None:
         fact_text = url_unquote(stated)
         fact_sent = any(fact_text in message_text(m) for m in talk)
-    evidence = Evidence(
+    return Evidence(
         at=time.time(),
         **{field: headers.get(name) for field, name in TAG_HEADERS.items()},
         messages_received=len(talk),
         fact_sent=fact_sent,
-        reply_kind=reply.kind,
-        reply=reply.text,
+        reply_kind=reply_kind,
+        reply=reply,
         model=body.get("model"),
     )
-    return evidence, reply.text
+
+
+def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, str]:
+    """Answer one chat-completions body and describe what was in it."""
+    reply = reply_to(body.get("messages") or [])
+    return observe(body, headers, reply.kind, reply.text), reply.text
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -102,6 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     evidence_log: EvidenceLog  # set on the subclass made by make_server
     api_key: str | None = None  # when set, every request must carry `Authorization: Bearer <key>`
+    upstream: str | None = None  # relay mode: the real endpoint's base URL (…/v1) requests go on to
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # the evidence log is the record; per-request stderr lines would only be noise
@@ -125,7 +125,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if not self._authorized():
             return
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
+        if self.upstream:
+            self._send_relayed(relay(self.upstream, _after_v1(self.path), "GET", None, self._lower_headers()))
+        elif self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send_json(
                 200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "owned_by": "handoff"}]}
             )
@@ -138,13 +140,18 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
-        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = json.loads(raw or b"{}")
         except json.JSONDecodeError as error:
             self._send_json(400, {"error": {"message": f"body is not JSON: {error}"}})
             return
-        headers = {name.lower(): value for name, value in self.headers.items()}
+        headers = self._lower_headers()
+        if self.upstream:
+            relayed = relay(self.upstream, _after_v1(self.path), "POST", raw, headers)
+            self.evidence_log.write(observe(body, headers, relayed.reply_kind, relayed.reply))
+            self._send_relayed(relayed)
+            return
         evidence, text = witness(body, headers)
         self.evidence_log.write(evidence)
         model = body.get("model") or MODEL_NAME
@@ -152,6 +159,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_stream(model, text, include_usage=bool((body.get("stream_options") or {}).get("include_usage")))
         else:
             self._send_json(200, _completion(model, text))
+
+    def _lower_headers(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
+
+    def _send_relayed(self, relayed: Relayed) -> None:
+        self.send_response(relayed.status)
+        self.send_header("content-type", relayed.content_type or "application/octet-stream")
+        self.send_header("content-length", str(len(relayed.body)))
+        self.end_headers()
+        self.wfile.write(relayed.body)
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
@@ -201,9 +218,17 @@ def _chunks(model: str, text: str, include_usage: bool) -> list[dict[str, Any]]:
     return chunks
 
 
-def make_server(host: str, port: int, evidence_path: Path | None, api_key: str | None = None) -> ThreadingHTTPServer:
-    """``api_key``: when given, requests without ``Authorization: Bearer <api_key>`` get 401."""
-    handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key})
+def _after_v1(path: str) -> str:
+    """/v1/chat/completions -> /chat/completions: the upstream URL already ends in its /v1."""
+    return path[3:] if path.startswith("/v1/") else path
+
+
+def make_server(host: str, port: int, evidence_path: Path | None, api_key: str | None = None,
+                upstream: str | None = None) -> ThreadingHTTPServer:
+    """``api_key``: when given, requests without ``Authorization: Bearer <api_key>`` get 401.
+    ``upstream``: relay every request to that endpoint instead of answering (see relay.py)."""
+    handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key,
+                                                   "upstream": upstream})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server

@@ -19,12 +19,14 @@ from urllib.parse import urlsplit
 
 import psutil
 
+from handoff.backends import Backend
 from handoff.eventlog import EventLogSummary, events_path, parse_events, summarize, summarize_file
 from handoff.fact import Fact
 from handoff.guard.gate import LEASE_SECONDS, Gate, Refused
 from handoff.registry import Registry
 from handoff.stores.database import connect
 from handoff.runtime_locator import locate_runtime
+from handoff.witness.tags import TAG_HEADERS
 from handoff.worker.spec import TURN_ACTIONS, WorkerSpec
 from handoff.worker.store import WorkerStore
 
@@ -38,6 +40,7 @@ class Step:
         self.spec = spec
         self.emit = emit
         self.fact = Fact(spec.fact_value, spec.fact_topic)
+        self.backend = Backend(spec.backend, spec.model, api_key_env=spec.api_key_env, token_env=spec.token_env)
         self.session: Any = None
         self.session_id = spec.session_id
         self.turn = spec.first_turn
@@ -61,12 +64,12 @@ class Step:
         self._lease_keeper: asyncio.Task | None = None
 
     def _new_runtime(self):
-        from handoff.worker.sdk import Provider, Runtime
+        from handoff.worker.sdk import Runtime
 
-        return Runtime(
-            self.runtime_path, str(self.home), Provider(f"{self.spec.witness_url}/v1", self.spec.model, self.spec.tags),
-            files=self.store.files if self.store else None,
-        )
+        # The provider is not stored with the session: every runtime is given it again,
+        # unless the step is there to show what happens when it is not.
+        source = None if self.spec.without_provider else self.backend.model_source(self.spec.witness_url, self.spec.tags)
+        return Runtime(self.runtime_path, str(self.home), source, files=self.store.files if self.store else None)
 
     async def run(self) -> bool:
         started = time.monotonic()
@@ -105,7 +108,9 @@ class Step:
             self.emit("error", action=action, message=_one_line(refusal), refused=True, ms=_ms(started))
             return False
         except Exception as error:  # the worker reports, it never raises to its parent
-            self.emit("error", action=action, message=_one_line(error), ms=_ms(started))
+            message = self.backend.scrub(_one_line(error))
+            explained = self.backend.explain(message)
+            self.emit("error", action=action, message=f"{message} ({explained})" if explained else message, ms=_ms(started))
             return False
         if action not in TURN_ACTIONS:
             self.emit("action", action=action, session_id=self.session_id, ms=_ms(started), **(detail or {}))
@@ -213,7 +218,9 @@ class Step:
 
     async def _turn(self, kind: str, prompt: str, session: Any = None) -> None:
         started = time.monotonic()
-        answer = await self.runtime.send(session or self.session, prompt, {"x-handoff-turn": str(self.turn)})
+        # The turn number tags the request for the witness or relay; the Copilot service gets no tags.
+        tags = {TAG_HEADERS["turn"]: str(self.turn)} if self.backend.seen_on_the_wire else {}
+        answer = await self.runtime.send(session or self.session, prompt, tags)
         if self.registry:
             self.registry.turned(self.session_id, prompt)
         self.emit("turn", turn=self.turn, kind=kind, session_id=self.session_id, prompt=prompt, answer=answer, ms=_ms(started))

@@ -112,9 +112,10 @@ class Runtime:
     """One Copilot runtime process, owned by this worker, with its own COPILOT_HOME.
 
     With ``files`` (session id -> SessionFiles), the session's files go through a
-    SessionFs provider to the database instead of to the home directory."""
+    SessionFs provider to the database instead of to the home directory. With no
+    ``provider`` the runtime is given no model settings and no token at all."""
 
-    def __init__(self, runtime_path: str, home: str, provider: Provider,
+    def __init__(self, runtime_path: str, home: str, provider: Provider | CopilotService | None,
                  files: Callable[[str], SessionFiles] | None = None):
         session_fs = None
         if files is not None:
@@ -126,7 +127,8 @@ class Runtime:
             use_logged_in_user=False,
             session_fs=session_fs,
         )
-        self._provider = provider
+        self._model = provider.model if provider else None
+        self._provider_config = provider.config() if provider else None
         self._files = files
         self._fs_handler = (lambda session: _StoreProvider(files(session.session_id))) if files else None
 
@@ -141,8 +143,8 @@ class Runtime:
     async def create(self, session_id: str | None) -> CopilotSession:
         return await self._client.create_session(
             session_id=session_id,
-            model=self._provider.model,
-            provider=self._provider.config(),
+            model=self._model,
+            provider=self._provider_config,
             streaming=False,
             on_permission_request=PermissionHandler.approve_all,
             create_session_fs_handler=self._fs_handler,
@@ -151,8 +153,8 @@ class Runtime:
     async def resume(self, session_id: str) -> CopilotSession:
         return await self._client.resume_session(
             session_id,
-            model=self._provider.model,
-            provider=self._provider.config(),
+            model=self._model,
+            provider=self._provider_config,
             streaming=False,
             on_permission_request=PermissionHandler.approve_all,
             create_session_fs_handler=self._fs_handler,

@@ -52,6 +52,12 @@ class WorkerSpec:
     guarded: bool = False  # go through the gate (owner, id rules, receipt, lease) or call the SDK raw
     reuse: bool = False  # a guarded create of an existing id continues it instead of being refused
     registry: str | None = None  # registry database when the session files are not in one
+    # The model backend (handoff.backends): its kind and the NAMES of the variables that
+    # hold its secrets; the worker reads the values from its own environment.
+    backend: str = "witness"
+    api_key_env: str | None = None
+    token_env: str | None = None
+    without_provider: bool = False  # resume with no provider settings, to show they are not stored
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

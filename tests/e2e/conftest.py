@@ -8,6 +8,8 @@ show that nothing depends on the default value.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import psutil
 import pytest
@@ -45,3 +47,22 @@ def default_matrix():
 def other_fact_matrix():
     chosen = scenario.select([])
     return chosen, runner.run(chosen, OTHER_FACT, jobs=2)
+
+
+@pytest.fixture
+def keyed_endpoint(tmp_path):
+    """The witness started on its own, as a hosted service would be, refusing requests
+    without `Authorization: Bearer $ENDPOINT_KEY`."""
+    key = "sk-test-right-key-7f3a"
+    evidence = tmp_path / "endpoint-evidence.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "handoff.witness", "--require-api-key-env", "ENDPOINT_KEY", "--evidence", str(evidence)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "ENDPOINT_KEY": key},
+    )
+    try:
+        line = process.stdout.readline().strip()
+        assert line.startswith("Listening: http://")
+        yield line.removeprefix("Listening: ") + "/v1", key, evidence
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -197,25 +197,6 @@ def test_an_answer_without_the_fact_exits_1(tmp_path):
 
 # --- openai-compatible: a separately started endpoint that requires an API key ---------
 
-@pytest.fixture
-def keyed_endpoint(tmp_path):
-    """The witness started on its own, as a hosted service would be, refusing requests
-    without `Authorization: Bearer $ENDPOINT_KEY`."""
-    key = "sk-test-right-key-7f3a"
-    evidence = tmp_path / "endpoint-evidence.jsonl"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "handoff.witness", "--require-api-key-env", "ENDPOINT_KEY", "--evidence", str(evidence)],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "ENDPOINT_KEY": key},
-    )
-    try:
-        line = process.stdout.readline().strip()
-        assert line.startswith("Listening: http://")
-        yield line.removeprefix("Listening: ") + "/v1", key, evidence
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 def test_openai_compatible_endpoint_gets_url_key_and_model(tmp_path, keyed_endpoint):
     url, key, evidence = keyed_endpoint
     home = tmp_path / "home"

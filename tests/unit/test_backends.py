@@ -100,3 +100,43 @@ def test_doctor_view_names_the_variable_only():
     assert rows["copilot"] == (True, "token present in $GH_TOKEN (not checked: that needs the service)")
     assert rows["witness"][0] is True and rows["openai-compatible"][0] is None
     assert backends.configured({})[1][1] is False
+
+
+def test_a_token_check_that_never_reached_github_is_not_called_a_refusal():
+    backend = Backend("copilot", "claude-haiku-4.5", token_env="GH_TOKEN")
+    message = ("Authentication failed: Failed to validate SDK token: network fetch failed: request failed: "
+               "error sending request for url (https://api.github.com/copilot_internal/user)")
+    assert backend.explain(message).startswith("cannot reach the GitHub Copilot service")
+
+
+def test_the_relay_failing_to_reach_the_endpoint_points_at_provider_url():
+    backend = Backend("openai-compatible", "m", provider_url="http://h:9/v1")
+    assert backend.explain("the handoff relay could not reach http://h:9/v1: refused (HTTP 502)").startswith(
+        "cannot reach the endpoint http://h:9/v1")
+
+
+def test_secrets_are_scrubbed_from_messages():
+    backend = Backend("openai-compatible", "m", provider_url="http://h/v1", api_key_env="MY_KEY")
+    assert backend.scrub("bad key sk-123 given", {"MY_KEY": "sk-123"}) == "bad key *** given"
+
+
+def test_only_the_copilot_service_is_judged_on_answers_alone():
+    assert Backend("witness", "handoff-witness").seen_on_the_wire
+    assert Backend("openai-compatible", "m", provider_url="http://h/v1").seen_on_the_wire
+    assert not Backend("copilot", "claude-haiku-4.5", token_env="GH_TOKEN").seen_on_the_wire
+
+
+def test_preflight_names_an_endpoint_that_is_not_there():
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago, and nothing listens on it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    backend = Backend("openai-compatible", "m", provider_url=f"http://127.0.0.1:{port}/v1")
+    with pytest.raises(UserError, match=rf"--provider-url http://127.0.0.1:{port}/v1: cannot reach it"):
+        backends.preflight(backend, environ={})
+
+
+def test_preflight_leaves_the_other_backends_alone():
+    backends.preflight(Backend("copilot", "claude-haiku-4.5", token_env="GH_TOKEN"), environ={})
+    backends.preflight(Backend("witness", "handoff-witness"), environ={})

@@ -174,3 +174,39 @@ def test_a_short_value_inside_the_not_known_reply_is_still_lost():
     reply = reply_to([{"role": "user", "content": fact.question_prompt}])
     assert reply.kind == "not-known"
     assert judge_answer(reply.text, [False], fact)[0] == "lost"
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("You said your favourite was at risk, the segment.", "kept"),  # free text, any case
+    ("You told me 'AT RISK'.", "kept"),
+    ("I have no record of a favourite segment.", "lost"),
+    (None, "lost"),
+])
+def test_without_wire_records_the_answer_alone_decides(answer, verdict):
+    judged, basis, evidence = judge_answer(answer, [], FACT, seen_on_the_wire=False)
+    assert (judged, evidence) == (verdict, "answer only")
+    assert "cannot be recorded" in basis
+
+
+def test_with_wire_records_both_pieces_are_named_as_the_evidence():
+    assert judge_answer(RECALLED, [True], FACT)[2] == "answer + wire"
+
+
+def test_without_wire_records_the_table_says_so_instead_of_no_request():
+    scenario = Scenario("s", "T", "P", "D", steps=(ASKER,))
+    result = ScenarioResult("s", "T", "P", "D", FACT.value, steps=[ran("B", READY, turn(2, "ask", RECALLED), FINISHED)])
+    [row] = rows_for(scenario, result, FACT, seen_on_the_wire=False)
+    assert (row.verdict, row.evidence, row.fact_reached_model) == ("kept", "answer only", "not recorded")
+
+
+def test_a_resume_without_provider_settings_is_its_own_verdict():
+    spec = Step("B", ("resume", "ask", "close"), expect="no-provider", provider="omitted")
+    message = "Session error: Execution failed: InvalidArg, No GitHub OAuth token or Copilot HMAC key provided"
+    row = asked({"event": "action", "action": "resume"}, error("ask", message), FINISHED, spec=spec)
+    assert (row.verdict, row.evidence, row.match) == ("no-provider", "runtime error", True)
+    assert "does not store its provider settings" in row.basis
+
+
+def test_any_other_ask_failure_stays_unknown():
+    row = asked(error("ask", "Execution failed: something else"), FINISHED)
+    assert (row.verdict, row.evidence) == ("unknown", "runtime error")

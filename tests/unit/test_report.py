@@ -15,10 +15,11 @@ def result(name):
                           steps=[step], evidence=[evidence], seconds=1.5)
 
 
-def row(scenario, kind="ask", verdict="kept", expected="kept", match=True):
+def row(scenario, kind="ask", verdict="kept", expected="kept", match=True, evidence="answer + wire"):
     return Row(scenario=scenario, step="B", turn="2", kind=kind, ran_in="B pid 1@h", store="shared",
                closed_before_resume="yes", answer="Your favourite is 'At Risk'.", fact_reached_model="yes",
-               event_log="—", verdict=verdict, basis=f"{scenario} basis", expected=expected, match=match)
+               event_log="—", verdict=verdict, basis=f"{scenario} basis", evidence=evidence, expected=expected,
+               match=match)
 
 
 RESULTS = [result("same-process"), result("isolated-store"), result("no-id")]
@@ -26,7 +27,7 @@ ROWS = [
     row("same-process", kind="tell", verdict="", expected="", match=None),
     row("same-process"),
     row("isolated-store", verdict="unknown", expected="lost", match=False),
-    row("no-id", verdict="lost", expected="lost"),
+    row("no-id", verdict="lost", expected="lost", evidence="answer only"),
 ]
 
 
@@ -34,13 +35,20 @@ def test_render_shows_headers_scenarios_and_explanations():
     text = render(RESULTS, ROWS, "At Risk")
     assert text.startswith("Fact to remember: 'At Risk'")
     for header in ("scenario", "turn", "ran in", "store", "closed", "answer", "reached", "event log",
-                   "verdict", "expected", "match"):
+                   "verdict", "evidence", "expected", "match"):
         assert header in text
     for r in RESULTS:
         assert f"{r.name} — {r.title} (1.5 s)" in text
         assert f"  proves: {r.proves}" in text
         assert f"  does not prove: {r.does_not_prove}" in text
     assert "  turn 2 (B): unknown — isolated-store basis" in text
+
+
+def test_the_table_says_what_each_verdict_rests_on():
+    lines = render(RESULTS, ROWS, "At Risk").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("no-id"))
+    assert "lost       answer      lost" in lines[at]  # verdict, then evidence wrapped over two lines
+    assert "only" in lines[at + 1]
 
 
 def test_render_marks_mismatches_in_the_table():

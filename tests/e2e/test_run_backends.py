@@ -1,0 +1,99 @@
+"""`handoff run` with a real model backend: an OpenAI-compatible endpoint started on its own
+(the witness refusing requests without its key, standing in for Ollama or vLLM), reached
+through the recording relay; and the Copilot service's configuration and error paths,
+since this machine is offline."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from handoff.hosts import missing_capability
+
+pytestmark = pytest.mark.e2e
+
+TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+NAMESPACES = missing_capability("namespace") is None
+
+
+def handoff_run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "handoff", "run", *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_an_openai_compatible_endpoint_through_the_relay(tmp_path, keyed_endpoint):
+    url, key, endpoint_log = keyed_endpoint
+    scenarios = ["cross-process", "resume-without-provider", "unknown-id"] + (["cross-machine-shared-dir"] if NAMESPACES else [])
+    out = tmp_path / "run.json"
+    done = handoff_run(*scenarios, "--backend", "openai-compatible", "--provider-url", url, "--model", "their-model",
+                       "--api-key-env", "RUN_TEST_KEY", "--json", str(out), env={**os.environ, "RUN_TEST_KEY": key})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {(row["scenario"], row["step"]): row for row in json.loads(out.read_text())["rows"] if row["kind"] == "ask"}
+    # Judged as with the witness: the answer AND the relay's record of the request.
+    assert rows["cross-process", "B"]["verdict"] == "kept"
+    assert rows["cross-process", "B"]["evidence"] == "answer + wire"
+    assert rows["unknown-id", "B"]["verdict"] == "lost"
+    # The provider settings are not stored with a session: without them the turn fails,
+    # with them (step C) the same session answers.
+    assert (rows["resume-without-provider", "B"]["verdict"], rows["resume-without-provider", "C"]["verdict"]) == (
+        "no-provider", "kept")
+    if NAMESPACES:  # a simulated host reaches the endpoint on this machine's loopback through the relay
+        assert rows["cross-machine-shared-dir", "B"]["verdict"] == "kept"
+
+    # The endpoint itself saw the model flag and the key (it answers nothing without it),
+    # and none of the tool's own tags: the relay strips them.
+    seen = [json.loads(line) for line in endpoint_log.read_text().splitlines()]
+    assert seen and {record["model"] for record in seen} == {"their-model"}
+    assert all(record["scenario"] is None and record["turn"] is None for record in seen)
+    assert key not in done.stdout + done.stderr + out.read_text()
+
+
+def test_a_wrong_key_stops_the_run_before_any_step(tmp_path, keyed_endpoint):
+    url, key, endpoint_log = keyed_endpoint
+    done = handoff_run("cross-process", "--backend", "openai-compatible", "--provider-url", url, "--model", "m",
+                       "--api-key-env", "RUN_TEST_KEY", env={**os.environ, "RUN_TEST_KEY": "sk-wrong-0000"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: the endpoint {url} refused the API key from $RUN_TEST_KEY (HTTP 401): check that variable's value (it is not shown)"
+    ]
+    assert not endpoint_log.exists()  # refused at the door: no completion was ever asked for
+
+
+def test_an_endpoint_that_is_not_there_is_bad_input(tmp_path):
+    done = handoff_run("cross-process", "--backend", "openai-compatible", "--provider-url", "http://127.0.0.1:9/v1",
+                       "--model", "m", env=dict(os.environ))
+    assert done.returncode == 2
+    assert "error: --provider-url http://127.0.0.1:9/v1: cannot reach it" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _without_tokens() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in TOKEN_VARIABLES}
+
+
+def test_copilot_without_a_token_says_how_to_provide_one():
+    done = handoff_run("cross-process", "--backend", "copilot", env=_without_tokens())
+    assert done.returncode == 2 and done.stdout == ""
+    assert "needs a GitHub token: set COPILOT_GITHUB_TOKEN (or GH_TOKEN / GITHUB_TOKEN)" in done.stderr
+
+
+def test_copilot_is_judged_on_the_answer_and_explains_a_failure(tmp_path):
+    """Offline, the runtime cannot check the token; the row says why, the token is passed
+    to the worker (it is scrubbed from every other run) and never printed, and simulated
+    hosts are skipped because they have no route to the internet."""
+    token = "github_pat_FAKE_RUN_TEST_0123456789"
+    out = tmp_path / "run.json"
+    done = handoff_run("cross-process", "cross-machine-shared-dir", "--backend", "copilot", "--json", str(out),
+                       env={**_without_tokens(), "GH_TOKEN": token})
+    assert done.returncode == 1  # the ask could not be judged
+    rows = json.loads(out.read_text())["rows"]
+    asked = next(row for row in rows if row["scenario"] == "cross-process" and row["kind"] == "ask")
+    assert asked["verdict"] == "unknown"
+    assert "GitHub Copilot service" in asked["basis"] and "no longer set" not in asked["basis"]
+    skipped = next(row for row in rows if row["scenario"] == "cross-machine-shared-dir")
+    assert skipped["verdict"] == "skipped" and "no route to the Copilot service" in skipped["basis"]
+    assert token not in done.stdout + done.stderr + out.read_text()
