@@ -59,6 +59,9 @@ def run(
     model: ModelOption = None,
     provider_url: ProviderUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
+    spawn_workers: bool = typer.Option(False, "--spawn-workers", help="Start every local worker as a new interpreter "
+                                       "instead of forking it from the zygote that has the SDK imported (slower; "
+                                       "for comparison)."),
 ) -> None:
     """Run scenarios and print the table of which turns kept the context."""
     from handoff import backends
@@ -71,7 +74,8 @@ def run(
         remote = _remote_hosts(host or [], chosen)
         if store is not None and not store.startswith(("postgres://", "postgresql://")):
             raise UserError(f"--store {store}: give a PostgreSQL URL such as postgresql://user@host:5432/db")
-        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote, store, chosen_backend)
+        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote, store, chosen_backend,
+                             fork_workers=not spawn_workers)
     except UserError as error:
         raise _fail(str(error), 2)
     except CoordinatorError as error:

@@ -33,6 +33,7 @@ from handoff.witness.launch import WitnessStartError, start_witness
 from handoff.witness.server import read_evidence
 from handoff.witness.tags import FACT_HEADER, TAG_HEADERS
 from handoff.worker.spec import TURNS_PER_ACTION, WorkerSpec
+from handoff.worker.zygote import Zygote
 
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
 
@@ -53,11 +54,18 @@ class RunOptions:
     remote_hosts: dict[str, SshTarget] = field(default_factory=dict)  # --host NAME=ssh://...
     databases: RunDatabases | None = None  # where scenarios with a database store keep sessions
     backend: Backend = Backend(WITNESS, WITNESS_MODEL)  # where the model comes from (handoff.backends)
+    fork_workers: bool = True  # local workers are forked from a zygote that has the SDK imported
 
 
 def new_session_id() -> str:
     """A random id in the lab's shape: a readable prefix and random hex, 24 characters."""
     return f"handoff-{uuid.uuid4().hex}"[:24]
+
+
+def _expected_cost(scenario: Scenario) -> float:
+    """A rough length in seconds, for scheduling only: about a second per step (a worker
+    and its runtime), more on a simulated host, plus the step's waits."""
+    return sum(1.0 + step.wait + (0.5 if step.host != LOCAL else 0.0) for step in scenario.steps)
 
 
 class Coordinator:
@@ -66,23 +74,27 @@ class Coordinator:
         self.tracker = tracker
         self.evidence_path = options.run_dir / "witness-evidence.jsonl"
         self.witness_url = ""
+        self.zygote: Zygote | None = None
+        self._slots = asyncio.Semaphore(max(1, options.jobs))  # scenarios running at once
 
     async def run(self, scenarios: list[Scenario]) -> list[ScenarioResult]:
         try:
-            await self._start_witness()
-            limit = asyncio.Semaphore(max(1, self.options.jobs))
+            # Both take a moment and neither needs the other: start them side by side.
+            await asyncio.gather(self._start_witness(), self._start_zygote())
 
             async def bounded(scenario: Scenario) -> ScenarioResult:
-                async with limit:
+                async with self._slots:
                     return await self.run_scenario(scenario)
 
             try:
                 # A TaskGroup, unlike gather, cancels the other scenarios when one fails.
+                # Longest first, so that no long scenario starts last and runs alone; the
+                # results still come back in ladder order.
                 async with asyncio.TaskGroup() as group:
-                    tasks = [group.create_task(bounded(s)) for s in scenarios]
+                    tasks = {s.name: group.create_task(bounded(s)) for s in sorted(scenarios, key=_expected_cost, reverse=True)}
             except BaseExceptionGroup as failures:
                 raise failures.exceptions[0] from None
-            return [task.result() for task in tasks]
+            return [tasks[s.name].result() for s in scenarios]
         finally:
             await self.tracker.shutdown()  # the witness, and any worker an interrupt cut short
 
@@ -99,6 +111,16 @@ class Coordinator:
             )
         except WitnessStartError as error:
             raise CoordinatorError(str(error)) from None
+
+    async def _start_zygote(self) -> None:
+        if not self.options.fork_workers:
+            return
+        zygote = Zygote(self.tracker, self.options.run_dir)
+        try:
+            await zygote.start()
+        except RuntimeError as error:
+            raise CoordinatorError(str(error)) from None
+        self.zygote = zygote
 
     async def run_scenario(self, scenario: Scenario) -> ScenarioResult:
         started = time.monotonic()
@@ -130,7 +152,12 @@ class Coordinator:
             step_id = session_id if step.session == "passed" else new_session_id()
             home = prepare_home(workdir, step.name, step.home, previous_home, step_id)
             if step.wait:
-                await asyncio.sleep(step.wait)
+                # Waiting costs no CPU: let another scenario run meanwhile.
+                self._slots.release()
+                try:
+                    await asyncio.sleep(step.wait)
+                finally:
+                    await self._slots.acquire()
             if step.tamper:
                 tamper_with_fact(home, step_id, self.options.fact)
             host = hosts[step.host]
@@ -156,7 +183,7 @@ class Coordinator:
         return None
 
     def _hosts_for(self, scenario: Scenario, workdir: Path) -> dict[str, Host]:
-        hosts: dict[str, Host] = {LOCAL: LocalHost(LOCAL)}
+        hosts: dict[str, Host] = {LOCAL: LocalHost(LOCAL, self.zygote)}
         witness = urlsplit(self.witness_url)
         for name, kind in scenario.hosts.items():
             if name in self.options.remote_hosts:

@@ -43,6 +43,12 @@ class ProcessTracker:
         self._running[process.pid] = process
         return process
 
+    def adopt(self, pid: int) -> None:
+        """Track a process another process started for us (a worker forked by the zygote):
+        it leads its own process group, so it is killed like a spawned one."""
+        self._pids.add(pid)
+        self._groups.add(pid)
+
     async def shutdown(self) -> None:
         """Kill and reap every spawned process, inside the event loop that owns them, so
         that an interrupted run closes its pipes instead of leaving them to the GC."""

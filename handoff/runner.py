@@ -62,7 +62,7 @@ def _databases(scenarios: list[Scenario], run_dir: Path, store_url: str | None, 
 
 def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None = None,
         remote_hosts: dict[str, SshTarget] | None = None, store_url: str | None = None,
-        backend: Backend = Backend(WITNESS, WITNESS_MODEL)) -> RunOutcome:
+        backend: Backend = Backend(WITNESS, WITNESS_MODEL), fork_workers: bool = True) -> RunOutcome:
     """Run the scenarios; every process, namespace and temporary file is gone when this
     returns or raises."""
     runtime_path = locate_runtime()
@@ -76,7 +76,8 @@ def run(scenarios: list[Scenario], fact: Fact, jobs: int, keep_dir: Path | None 
         lan, lan_problem = _lan_if_needed(scenarios, remote_hosts)
         databases, server = _databases(scenarios, run_dir, store_url, lan)
         options = RunOptions(fact=fact, jobs=jobs, runtime_path=runtime_path, run_dir=run_dir, lan=lan,
-                             lan_problem=lan_problem, remote_hosts=remote_hosts, databases=databases, backend=backend)
+                             lan_problem=lan_problem, remote_hosts=remote_hosts, databases=databases, backend=backend,
+                             fork_workers=fork_workers)
         results = asyncio.run(Coordinator(options, tracker).run(scenarios))
     finally:
         tracker.stop_all()

@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 
 from handoff.processes import ProcessTracker
+from handoff.worker.zygote import Zygote
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Credentials a worker gets only when its backend needs them (the Copilot token with
@@ -51,9 +52,17 @@ class Host(ABC):
 
 
 class LocalHost(Host):
+    """This machine. With a zygote, workers are forked from it, SDK already imported."""
+
     kind = "local"
 
+    def __init__(self, name: str, zygote: Zygote | None = None):
+        super().__init__(name)
+        self.zygote = zygote
+
     async def start_worker(self, tracker, store, stderr, cwd):
+        if self.zygote is not None:
+            return await self.zygote.fork(worker_env(self.passed_env), cwd, stderr)
         return await tracker.spawn(
             sys.executable, "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=worker_env(self.passed_env), **PIPES
         )

@@ -25,6 +25,10 @@ INSIDE = "/mnt"
 HOME_INSIDE = f"{INSIDE}/home"
 USER_DIRS = PROJECT_ROOT / ".state" / "hosts"
 USER_INSIDE = f"{INSIDE}/user"
+# The runtime keeps Node's compile cache under $TMPDIR, which is empty on every start of
+# a host; in the host's user directory it persists, as it would on a real machine
+# (a warm start is ~0.2 s of CPU cheaper).
+COMPILE_CACHE = f"{USER_INSIDE}/.cache/node-compile-cache"
 
 # Runs as the namespace's first process: build the private view, then become the command.
 # HANDOFF_BINDS is "name=/source ..." (directories of this machine shown at /mnt/<name>),
@@ -47,7 +51,7 @@ n=0; for kept in $HANDOFF_KEEP; do
 done
 umount -l {INSIDE}/.keep/* 2>/dev/null || true
 mkdir -p /run/sshd
-export HOME={USER_INSIDE} TMPDIR=/tmp
+export HOME={USER_INSIDE} TMPDIR=/tmp NODE_COMPILE_CACHE={COMPILE_CACHE}
 cd {USER_INSIDE}
 exec "$@"
 """

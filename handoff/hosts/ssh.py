@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from handoff.errors import UserError
 from handoff.hosts.base import PIPES, PROJECT_ROOT, Host
-from handoff.hosts.namespace import HOME_INSIDE, INSIDE, NamespaceHost
+from handoff.hosts.namespace import COMPILE_CACHE, HOME_INSIDE, INSIDE, NamespaceHost
 from handoff.processes import ProcessTracker
 
 SSHD = "/usr/sbin/sshd"
@@ -74,8 +74,10 @@ class SshHost(Host):
             "-p", str(self.target.port), f"{self.target.user}@{self.target.address}", command,
         ]
 
+    worker_environment = ""  # assignments put before the worker's command on the far side
+
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path):
-        command = f"cd {self.target.project} && exec .venv/bin/python -m handoff.worker"
+        command = f"cd {self.target.project} && {self.worker_environment}exec .venv/bin/python -m handoff.worker"
         return await tracker.spawn(*self._ssh(command), stderr=stderr, cwd=cwd, **PIPES)
 
     def home(self, store: Path) -> str:
@@ -87,6 +89,8 @@ class SshHost(Host):
 
 class NamespaceSshHost(SshHost):
     """An sshd on a namespace host: a second machine reached only through SSH."""
+
+    worker_environment = f"NODE_COMPILE_CACHE={COMPILE_CACHE} "  # sshd passes no environment on
 
     def __init__(self, name: str, machine: NamespaceHost, keys: Path, witness_host: str, witness_port: int):
         self.machine = machine

@@ -4,7 +4,8 @@ Standard output carries only the event lines: anything else that writes to stdou
 (a library, a stray print) is sent to stderr instead, so the coordinator's parser never
 sees noise. Whatever happens, the worker exits 0 after a ``finished`` line or, when even
 the spec could not be read, after an ``error`` line; it never shows a traceback to its
-parent as its result.
+parent as its result. (Workers on this machine are usually forked from
+:mod:`handoff.worker.zygote`, which calls the same :func:`main`.)
 """
 
 from __future__ import annotations
@@ -50,4 +51,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything is reported and the runtime is stopped: skip the interpreter's teardown
+    # of the SDK's modules, which takes ~0.1 s of CPU for nothing.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
