@@ -15,7 +15,8 @@ from pathlib import Path
 from urllib.parse import quote as url_quote
 
 from handoff.fact import Fact
-from handoff.witness.server import FACT_HEADER, MODEL_NAME, TAG_HEADERS
+from handoff.witness.server import MODEL_NAME
+from handoff.witness.tags import FACT_HEADER, TAG_HEADERS
 from handoff.worker.spec import WorkerSpec
 
 from bench.procs import Bench, WorkerRun

@@ -178,7 +178,7 @@ async def run(bench: Bench, pairs: int, warmup: bool) -> Section:
         return _median(good_tools, lambda r: sum(r.phases[n] for n in names))
 
     rows = [
-        ["CLI start, imports, witness start, worker A start + imports", "—", fmt(tool("cli_until_A_runtime"))],
+        ["CLI start, imports, witness + zygote start, worker A fork", "—", fmt(tool("cli_until_A_runtime"))],
         ["A: process start (interpreter until first line)", fmt(bare("A", "process_start")), "(in the row above)"],
         ["A: `import copilot`", fmt(bare("A", "sdk_import")), "(in the row above)"],
         ["A: runtime start", fmt(bare("A", "runtime_start")), fmt(tool("A.runtime_start"))],
@@ -186,8 +186,8 @@ async def run(bench: Bench, pairs: int, warmup: bool) -> Section:
         ["A: turn (tell)", fmt(bare("A", "turn")), fmt(tool("A.turn"))],
         ["A: close (disconnect)", fmt(bare("A", "close")), fmt(tool("A.close"))],
         ["A: teardown (client.stop; tool: + event-log read)", fmt(bare("A", "teardown")), fmt(tool("A.teardown"))],
-        ["A: interpreter exit (bare) / B process start + imports (tool)", fmt(bare("A", "exit")), "(next row)"],
-        ["B: process start + `import copilot` (tool: from A's last event)", fmt(bare("B", "process_start", "sdk_import")), fmt(tool("B.before_runtime"))],
+        ["A: interpreter exit (bare) / B fork from the zygote (tool)", fmt(bare("A", "exit")), "(next row)"],
+        ["B: process start + `import copilot` (tool: from A's last event to B's runtime start)", fmt(bare("B", "process_start", "sdk_import")), fmt(tool("B.before_runtime"))],
         ["B: runtime start", fmt(bare("B", "runtime_start")), fmt(tool("B.runtime_start"))],
         ["B: resume_session", fmt(bare("B", "open")), fmt(tool("B.open"))],
         ["B: turn (ask)", fmt(bare("B", "turn")), fmt(tool("B.turn"))],
