@@ -91,10 +91,11 @@ class Coordinator:
                 # Longest first, so that no long scenario starts last and runs alone; the
                 # results still come back in ladder order.
                 async with asyncio.TaskGroup() as group:
-                    tasks = {s.name: group.create_task(bounded(s)) for s in sorted(scenarios, key=_expected_cost, reverse=True)}
+                    longest_first = sorted(range(len(scenarios)), key=lambda i: _expected_cost(scenarios[i]), reverse=True)
+                    tasks = {i: group.create_task(bounded(scenarios[i])) for i in longest_first}
             except BaseExceptionGroup as failures:
                 raise failures.exceptions[0] from None
-            return [tasks[s.name].result() for s in scenarios]
+            return [tasks[i].result() for i in range(len(scenarios))]
         finally:
             await self.tracker.shutdown()  # the witness, and any worker an interrupt cut short
 
