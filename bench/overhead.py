@@ -208,7 +208,8 @@ async def run(bench: Bench, pairs: int, warmup: bool) -> Section:
         tool_b_start = tool("B.before_runtime")
         section.findings.append(
             f"The tool takes {ratio.median:.2f}× the bare SDK's time for the same handoff "
-            f"(median of {len(pair_ratios)} pair ratios), {extra:.0f} ms more (difference of the medians).")
+            f"(median of {len(pair_ratios)} pair ratios), {abs(extra):.0f} ms {'more' if extra >= 0 else 'less'} "
+            f"(difference of the medians).")
         section.findings.append(
             f"Inside the two processes (runtime start, create/resume, turn, close, teardown, summed over A and B): "
             f"bare {bare_inside.median:.0f} ms, tool {tool_inside.median:.0f} ms. Outside them: the bare script spends "
