@@ -1,13 +1,28 @@
-"""Benchmark 4: wall time of the scenario matrix, one scenario at a time vs in parallel.
+"""Benchmark 4: wall time of the scenario matrix, one scenario at a time vs in parallel,
+and where its CPU time goes.
 
 ``handoff run [SCENARIOS] --jobs 1`` and ``--jobs $(nproc)`` as subprocesses, alternating
 (1, N, N, 1, 1, N, ...) so neither setting always runs on a warmer or quieter machine.
 A run counts only if it exits 0, i.e. every scenario came out as its file expects; the
 others are listed with their exit code. Each run starts its own witness, PostgreSQL
 server and simulated LAN, as a user's run does.
+
+CPU time (user + system) is taken from the kernel's accounting of reaped children: the
+whole run is this process's getrusage(RUSAGE_CHILDREN) before and after it (this process
+is a child subreaper, so a daemon the run started, such as PostgreSQL, is counted too),
+and each worker reports its own and its runtime's share in its ``finished`` event (the
+run's ``--json``). What is left is the tool's own processes: the CLI and coordinator, the
+witness, the zygote, the simulated hosts' set-up and sshd, and PostgreSQL. The runtimes'
+share is a floor no tool can go under: on C cores the matrix cannot finish in less than
+runtime CPU / C seconds.
 """
 
 from __future__ import annotations
+
+import json
+import resource
+from dataclasses import dataclass
+from pathlib import Path
 
 from bench.machine import cores
 from bench.procs import Bench, handoff_command
@@ -17,38 +32,96 @@ from bench.stats import Summary, fmt
 MATRIX_TIMEOUT_SECONDS = 900.0
 
 
+@dataclass(frozen=True)
+class CpuSplit:
+    """CPU seconds of one matrix run."""
+
+    total: float
+    runtimes: float  # every worker's runtime, with the commands it ran
+    workers: float  # the worker processes themselves
+    lifecycles: int  # workers that reported, i.e. runtimes started and stopped
+
+    @property
+    def tool(self) -> float:
+        return self.total - self.runtimes - self.workers
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_split(total: float, results_json: Path) -> CpuSplit | None:
+    """The split of ``total`` by the workers' own reports in a ``handoff run --json`` file."""
+    try:
+        results = json.loads(results_json.read_text(encoding="utf-8"))["results"]
+    except (OSError, ValueError, KeyError):
+        return None
+    reports = [event["cpu_s"] for scenario in results for step in scenario["steps"]
+               for event in step["events"] if event.get("event") == "finished" and "cpu_s" in event]
+    return CpuSplit(total, sum(r["runtime"] for r in reports), sum(r["worker"] for r in reports), len(reports))
+
+
 async def run(bench: Bench, runs: int, scenarios: list[str]) -> Section:
     parallel = cores()
     what = "the default matrix (every scenario)" if not scenarios else "the scenarios " + ", ".join(scenarios)
     section = Section("matrix", "4. Matrix wall time: --jobs 1 vs --jobs $(nproc)",
-                      method=__doc__.split("\n", 2)[2].strip() + f"\n\nMeasured: {what}.")
+                      method=__doc__.split("\n", 3)[3].strip() + f"\n\nMeasured: {what}.")
     settings = [1, parallel] if parallel > 1 else [1]
     walls: dict[int, list[float]] = {jobs: [] for jobs in settings}
+    splits: dict[int, list[CpuSplit]] = {jobs: [] for jobs in settings}
     counted: dict[int, int] = {jobs: 0 for jobs in settings}
     summary_line = ""
     for number in range(runs):
         order = settings if number % 2 == 0 else list(reversed(settings))
         for jobs in order:
-            done = await bench.run(*handoff_command("run", *scenarios, "--jobs", str(jobs)),
+            results_json = bench.new_dir("matrix") / "results.json"
+            cpu_before = _children_cpu()
+            done = await bench.run(*handoff_command("run", *scenarios, "--jobs", str(jobs), "--json", str(results_json)),
                                    timeout=MATRIX_TIMEOUT_SECONDS, graceful=True)
+            cpu = _children_cpu() - cpu_before
             last = next((line for line in reversed(done.stdout.splitlines()) if line.strip()), "")
             if done.exit_code == 0:
                 walls[jobs].append(done.wall_ms)
                 counted[jobs] += 1
                 summary_line = last
+                split = cpu_split(cpu, results_json)
+                if split:
+                    splits[jobs].append(split)
             else:
                 why = "timed out" if done.timed_out else f"exit code {done.exit_code}"
                 detail = last or done.stderr_tail.strip().splitlines()[-1:] or ""
                 section.problems.append(f"--jobs {jobs}, run {number + 1}: {why} ({detail}); not counted")
-    rows = [[f"--jobs {jobs}", f"{counted[jobs]}/{runs}", fmt(Summary.of(walls[jobs]), digits=1, scale=0.001)]
+    rows = [[f"--jobs {jobs}", f"{counted[jobs]}/{runs}", fmt(Summary.of(walls[jobs]), digits=1, scale=0.001),
+             *_cpu_cells(splits[jobs])]
             for jobs in settings]
-    section.tables.append(Table(["setting", "runs counted (exit 0)", "wall time, s: median (min–max)"], rows,
-                                caption=f"`handoff run{''.join(' ' + name for name in scenarios)} --jobs N`"))
+    section.tables.append(Table(
+        ["setting", "runs counted (exit 0)", "wall time, s", "CPU, s: all", "in runtimes", "in workers",
+         "rest of the tool", "runtimes started"],
+        rows, caption=f"`handoff run{''.join(' ' + name for name in scenarios)} --jobs N`: median (min–max)"))
     one, many = Summary.of(walls[1]), Summary.of(walls.get(parallel, []))
     if one and many and parallel > 1:
         section.findings.append(
             f"--jobs {parallel} finishes in {many.median / one.median:.2f}× the time of --jobs 1 "
             f"(speed-up {one.median / many.median:.2f}× on {parallel} cores; ratio of medians).")
+    every = [split for jobs in settings for split in splits[jobs]]
+    if every and many:
+        runtimes = Summary.of(s.runtimes for s in every)
+        per_runtime = Summary.of(s.runtimes / s.lifecycles for s in every if s.lifecycles)
+        share = Summary.of(s.runtimes / s.total for s in every if s.total)
+        section.findings.append(
+            f"The runtimes alone take {runtimes.median:.1f} CPU-s per run ({share.median:.0%} of the run's CPU; "
+            f"{per_runtime.median:.2f} CPU-s per runtime started and stopped), so on {parallel} cores no run of this "
+            f"matrix can take less than {runtimes.median / parallel:.1f} s however little the tool does; "
+            f"--jobs {parallel} took {many.median / 1000:.1f} s.")
     if summary_line:
         section.findings.append(f"Last counted run said: \"{summary_line.strip()}\"")
     return section
+
+
+def _cpu_cells(splits: list[CpuSplit]) -> list[str]:
+    def cell(values) -> str:
+        return fmt(Summary.of(values), digits=1)
+
+    return [cell(s.total for s in splits), cell(s.runtimes for s in splits), cell(s.workers for s in splits),
+            cell(s.tool for s in splits), fmt(Summary.of(s.lifecycles for s in splits))]

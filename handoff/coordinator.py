@@ -11,6 +11,7 @@ at most ``jobs`` at a time; every process is tracked and none outlives the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -36,6 +37,7 @@ from handoff.worker.spec import TURNS_PER_ACTION, WorkerSpec
 from handoff.worker.zygote import Zygote
 
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
+WORKER_EXIT_GRACE_SECONDS = 5.0  # from a worker's last output to its exit (milliseconds, normally)
 
 
 class CoordinatorError(Exception):
@@ -190,7 +192,7 @@ class Coordinator:
             if name in self.options.remote_hosts:
                 hosts[name] = SshHost(name, self.options.remote_hosts[name], witness.hostname, witness.port)
             elif kind == "namespace":
-                hosts[name] = NamespaceHost(name, self.options.lan, [self.options.run_dir])
+                hosts[name] = NamespaceHost(name, self.options.lan, [self.options.run_dir], self.zygote)
             else:
                 machine = NamespaceHost(name, self.options.lan, [self.options.run_dir])
                 hosts[name] = NamespaceSshHost(name, machine, workdir / f"ssh-{name}", witness.hostname, witness.port)
@@ -247,7 +249,12 @@ class Coordinator:
                 await asyncio.wait_for(self._read_events(process, outcome, step.crash), self.options.step_timeout)
             except asyncio.TimeoutError:
                 outcome.timed_out = True
-            self.tracker.kill_tree(process.pid)  # a finished worker is gone already; this is cheap
+            else:
+                # Its output has ended; a forked host worker's outer process may need a
+                # moment more to pass the exit status on. Whatever is left then is killed.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(process.wait(), WORKER_EXIT_GRACE_SECONDS)
+            self.tracker.kill_tree(process.pid)
             outcome.exit_code = await process.wait()
             self.tracker.forget(process.pid)
         outcome.stderr_tail = stderr_path.read_text(errors="replace")[-2000:]

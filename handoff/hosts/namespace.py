@@ -8,18 +8,23 @@ Each namespace host has
   ``.state/hosts/``), and empty tmpfs mounts over ``/tmp``, ``/run`` and the run's
   directory, so no other host's home is visible (mount);
 * its own process tree, the worker being its first process (PID).
+A worker gets there in one of two ways: forked from the run's zygote, it moves itself in
+(entering.py); spawned (``--spawn-workers``, and sshd), it is started through ``ip netns
+exec`` and ``unshare``. Both run the same script to build the host's view of the files.
 It shares the machine's installed software (the venv and the runtime executable), as
 machines built from one image do.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from handoff.hosts.base import PIPES, PROJECT_ROOT, Host, worker_env
 from handoff.hosts.network import Lan
 from handoff.processes import ProcessTracker
+from handoff.worker.zygote import Zygote
 
 INSIDE = "/mnt"
 HOME_INSIDE = f"{INSIDE}/home"
@@ -30,12 +35,12 @@ USER_INSIDE = f"{INSIDE}/user"
 # (a warm start is ~0.2 s of CPU cheaper).
 COMPILE_CACHE = f"{USER_INSIDE}/.cache/node-compile-cache"
 
-# Runs as the namespace's first process: build the private view, then become the command.
+# Builds the host's private view of the files, inside new UTS and mount namespaces.
 # HANDOFF_BINDS is "name=/source ..." (directories of this machine shown at /mnt/<name>),
 # HANDOFF_HIDE the directories covered by empty tmpfs mounts, deepest first, and
 # HANDOFF_KEEP the installed software that must stay visible at its own path even when
 # it lives under a hidden directory (a project cloned into /tmp, say).
-_ENTER = f"""
+_BUILD_VIEW = f"""
 set -e
 hostname "$HANDOFF_HOSTNAME"
 mount -t tmpfs handoff-host {INSIDE}
@@ -51,17 +56,31 @@ n=0; for kept in $HANDOFF_KEEP; do
 done
 umount -l {INSIDE}/.keep/* 2>/dev/null || true
 mkdir -p /run/sshd
+"""
+# The spawned path: ``ip netns exec`` and ``unshare --mount-proc`` did the namespaces, /proc
+# and /sys; the script then becomes the command as the namespace's first process.
+_ENTER = _BUILD_VIEW + f"""
 export HOME={USER_INSIDE} TMPDIR=/tmp NODE_COMPILE_CACHE={COMPILE_CACHE}
 cd {USER_INSIDE}
 exec "$@"
 """
+# The forked path (entering.py): the process made its namespaces itself, so it also makes
+# its mounts private and mounts the /proc of its PID namespace and the /sys of its network
+# namespace, as those two tools do.
+_FORKED_VIEW = """
+mount --make-rprivate /
+mount -t proc proc /proc
+umount -l /sys && mount -t sysfs sysfs /sys
+""" + _BUILD_VIEW
+WORKER_ENV = {"HOME": USER_INSIDE, "TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}
 
 
 class NamespaceHost(Host):
     kind = "namespace"
 
-    def __init__(self, name: str, lan: Lan, hidden: list[Path]):
+    def __init__(self, name: str, lan: Lan, hidden: list[Path], zygote: Zygote | None = None):
         super().__init__(name)
+        self.zygote = zygote  # None: workers are spawned through `ip netns exec` + `unshare`
         self.lan = lan
         self.hidden = hidden
         self.hostname = f"host-{name}"
@@ -71,24 +90,36 @@ class NamespaceHost(Host):
         self.user_dir.mkdir(parents=True, exist_ok=True)
         self.namespace, self.address = lan.add_host(name)
 
+    def _view_env(self, binds: dict[str, Path]) -> dict[str, str]:
+        """What the view-building script is told: each directory of ``binds`` (name ->
+        directory here) to show at /mnt/<name>, plus the host's user directory."""
+        # Deepest first: once /tmp is covered, a run directory under it cannot be reached.
+        hidden = [*(str(path) for path in self.hidden), "/tmp", "/run"]
+        binds = {**binds, "user": self.user_dir}
+        return {"HANDOFF_HOSTNAME": self.hostname, "HANDOFF_HIDE": " ".join(hidden),
+                "HANDOFF_KEEP": " ".join(sorted({str(PROJECT_ROOT), sys.base_prefix})),
+                "HANDOFF_BINDS": " ".join(f"{name}={source}" for name, source in binds.items())}
+
     def enter(self, binds: dict[str, Path], *command: str) -> tuple[list[str], dict[str, str]]:
         """argv and environment that run ``command`` inside this host, with each directory
-        of ``binds`` (name -> directory here) visible at /mnt/<name> and nothing else of
-        the run's files."""
+        of ``binds`` visible at /mnt/<name> and nothing else of the run's files."""
         argv = [
             "ip", "netns", "exec", self.namespace,
             "unshare", "--uts", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private",
             "sh", "-c", _ENTER, "handoff-host", *command,
         ]
-        # Deepest first: once /tmp is covered, a run directory under it cannot be reached.
-        hidden = [*(str(path) for path in self.hidden), "/tmp", "/run"]
-        binds = {**binds, "user": self.user_dir}
-        env = {**worker_env(self.passed_env), "HANDOFF_HOSTNAME": self.hostname, "HANDOFF_HIDE": " ".join(hidden),
-               "HANDOFF_KEEP": " ".join(sorted({str(PROJECT_ROOT), sys.base_prefix})),
-               "HANDOFF_BINDS": " ".join(f"{name}={source}" for name, source in binds.items())}
-        return argv, env
+        return argv, {**worker_env(self.passed_env), **self._view_env(binds)}
+
+    def entry(self, binds: dict[str, Path]) -> dict:
+        """The same host, for a process forked from the zygote to move itself into
+        (entering.move_into): its network namespace and the script that builds the view."""
+        return {"netns": self.namespace, "script": _FORKED_VIEW,
+                "script_env": {"PATH": os.environ.get("PATH", os.defpath), **self._view_env(binds)}}
 
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path):
+        if self.zygote is not None:
+            return await self.zygote.fork({**worker_env(self.passed_env), **WORKER_ENV}, Path(USER_INSIDE), stderr,
+                                          host=self.entry({"home": store}))
         argv, env = self.enter({"home": store}, sys.executable, "-m", "handoff.worker")
         return await tracker.spawn(*argv, stderr=stderr, env=env, **PIPES)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import sys
 import time
 import traceback
@@ -29,6 +30,17 @@ def _event_writer():
     return emit
 
 
+def cpu_seconds() -> dict[str, float]:
+    """CPU time (user + system) this worker spent itself and in the processes it started
+    and reaped: its runtime, with whatever commands the runtime ran. A forked worker's
+    own count starts at the fork; a spawned one's includes its interpreter start."""
+    def total(usage) -> float:
+        return round(usage.ru_utime + usage.ru_stime, 3)
+
+    return {"worker": total(resource.getrusage(resource.RUSAGE_SELF)),
+            "runtime": total(resource.getrusage(resource.RUSAGE_CHILDREN))}
+
+
 def main() -> int:
     emit = _event_writer()
     try:
@@ -42,7 +54,7 @@ def main() -> int:
         from handoff.worker.run import Step
 
         ok = asyncio.run(Step(spec, emit).run())
-        emit("finished", ok=ok)
+        emit("finished", ok=ok, cpu_s=cpu_seconds())
     except Exception as error:
         traceback.print_exc()  # to stderr, kept in the worker's log for whoever debugs it
         emit("error", action="worker", message=" ".join(str(error).split())[:400] or type(error).__name__)

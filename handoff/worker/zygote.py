@@ -17,8 +17,9 @@ stderr); the zygote forks and answers ``{"pid"}``, and later ``{"exit": code}`` 
 same connection when that worker ends (a negative code is the signal that ended it, as in
 asyncio). The worker side is ``python -m handoff.worker``'s own ``main``, unchanged.
 
-Only workers on this machine are forked; a simulated or SSH host starts its worker the
-ordinary way, inside that host.
+Workers on this machine and on simulated namespace hosts are forked (a host's worker then
+moves itself into the host's namespaces: handoff/hosts/entering.py); an SSH host starts
+its worker the ordinary way, through its sshd.
 """
 
 from __future__ import annotations
@@ -83,9 +84,11 @@ class Zygote:
             said = self.log.read_text(errors="replace").strip().splitlines()
             raise RuntimeError(f"the worker zygote did not start: {said[-1] if said else 'it said nothing'}")
 
-    async def fork(self, env: dict[str, str], cwd: Path, stderr) -> ForkedWorker:
+    async def fork(self, env: dict[str, str], cwd: Path, stderr, host: dict | None = None) -> ForkedWorker:
         """A new worker, with its stdin and stdout as pipes to us and ``stderr`` (a file)
-        as its stderr; registered with the tracker so that nothing outlives the run."""
+        as its stderr; registered with the tracker so that nothing outlives the run.
+        With ``host`` (NamespaceHost.entry()), the worker first moves itself into that
+        simulated host, and ``cwd`` is a path there."""
         loop = asyncio.get_running_loop()
         channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         channel.setblocking(False)
@@ -93,7 +96,7 @@ class Zygote:
         stdout_read, stdout_write = os.pipe()
         try:
             await loop.sock_connect(channel, self.path)
-            request = json.dumps({"cwd": str(cwd), "env": env}).encode()
+            request = json.dumps({"cwd": str(cwd), "env": env, "host": host}).encode()
             socket.send_fds(channel, [request], [stdin_read, stdout_write, stderr.fileno()])
             reply = await loop.sock_recv(channel, MESSAGE_LIMIT)
         except BaseException:
@@ -120,6 +123,7 @@ class Zygote:
 
 def serve(path: str) -> int:
     # The expensive part, once: every worker forked from here starts with these loaded.
+    import handoff.hosts.entering  # noqa: F401
     import handoff.worker.__main__  # noqa: F401
     import handoff.worker.run  # noqa: F401
     import handoff.worker.sdk  # noqa: F401
@@ -183,12 +187,18 @@ def _become_worker(request: dict, fds: list[int]) -> None:
         # Nothing of the zygote's stays open. Its socket objects still exist in this
         # process, but are never finalized: the worker ends with os._exit.
         os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+        if request.get("host"):
+            from handoff.hosts.entering import move_into
+
+            move_into(request["host"])
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
         from handoff.worker.__main__ import main
 
         code = main()
+    except Exception as error:  # before the worker's main: it has no event line to say so
+        print(f"the forked worker could not start: {error}", file=sys.stderr)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

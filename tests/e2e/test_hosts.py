@@ -3,16 +3,22 @@ nothing of them (namespaces, links, sshd, workers) outlives a run."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from handoff import coordinator, runner, scenario
 from handoff.fact import Fact
 from handoff.hosts import Lan, NamespaceHost, missing_capability
 from handoff.hosts.base import PROJECT_ROOT
+from handoff.processes import ProcessTracker
+from handoff.worker.zygote import Zygote
 
 pytestmark = [
     pytest.mark.e2e,
@@ -53,6 +59,66 @@ def test_a_namespace_host_sees_only_its_own_home(tmp_path):
         assert address == f"{host.address}/24" and host.address != lan.gateway
     finally:
         lan.close()
+    assert handoff_network_leftovers() == []
+
+
+async def _moved_in(outer: int) -> int:
+    """The pid (as seen here) of the process that moved itself into the host, once it is
+    settled there: the first process of a PID namespace of its own, in the host's user
+    directory, with its view of the files built."""
+    for _ in range(500):
+        for child in psutil.Process(outer).children():
+            nspid = next(line for line in open(f"/proc/{child.pid}/status") if line.startswith("NSpid:"))
+            mounted = Path(f"/proc/{child.pid}/mountinfo").read_text()
+            settled = os.readlink(f"/proc/{child.pid}/cwd") == "/mnt/user"
+            if nspid.split()[-1] == "1" and settled and " /mnt/home " in mounted:
+                return child.pid
+        await asyncio.sleep(0.01)
+    raise AssertionError("the forked worker never finished moving into its host")
+
+
+def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home(tmp_path):
+    """The default path: forked from the zygote, the worker moves itself into the host
+    (handoff/hosts/entering.py) and ends up where a spawned one would."""
+    home_a, home_b = tmp_path / "home-a", tmp_path / "home-b"
+    for home in (home_a, home_b):
+        home.mkdir()
+    (home_b / "mine").write_text("y")
+
+    async def scenario_() -> dict:
+        tracker, lan, seen = ProcessTracker(), Lan(), {}
+        try:
+            zygote = Zygote(tracker, tmp_path)
+            await zygote.start()
+            host = NamespaceHost("b", lan, [tmp_path], zygote)
+            with (tmp_path / "worker.stderr").open("wb") as stderr:
+                held = await host.start_worker(tracker, home_b, stderr, tmp_path)  # waits for its spec on stdin
+                inner = await asyncio.wait_for(_moved_in(held.pid), 10)
+
+                def same(kind: str, other: str) -> bool:
+                    return os.stat(f"/proc/{inner}/ns/{kind}").st_ino == os.stat(other).st_ino
+
+                seen["own_net"] = same("net", f"/var/run/netns/{host.namespace}")
+                seen["shared_uts_or_mnt"] = same("uts", "/proc/self/ns/uts") or same("mnt", "/proc/self/ns/mnt")
+                seen["hostname"] = subprocess.run(["nsenter", "-t", str(inner), "-u", "hostname"],
+                                                  capture_output=True, text=True).stdout.strip()
+                seen["home"] = os.listdir(f"/proc/{inner}/root/mnt/home")
+                seen["other_home_visible"] = os.path.exists(f"/proc/{inner}/root{home_a}")
+                os.kill(held.pid, signal.SIGKILL)  # the pid the coordinator knows: the worker goes with it
+                seen["exit"] = await held.wait()
+                await asyncio.sleep(0.5)
+                seen["inner_gone"] = not psutil.pid_exists(inner) or psutil.Process(inner).status() == "zombie"
+        finally:
+            await tracker.shutdown()
+            tracker.stop_all()
+            lan.close()
+        return seen
+
+    seen = asyncio.run(scenario_())
+    assert seen["own_net"] and not seen["shared_uts_or_mnt"]
+    assert seen["hostname"] == "host-b"
+    assert seen["home"] == ["mine"] and not seen["other_home_visible"]
+    assert seen["exit"] == -signal.SIGKILL and seen["inner_gone"]
     assert handoff_network_leftovers() == []
 
 
