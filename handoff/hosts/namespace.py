@@ -66,8 +66,10 @@ exec "$@"
 """
 # The forked path (entering.py): the process made its namespaces itself, so it also makes
 # its mounts private and mounts the /proc of its PID namespace and the /sys of its network
-# namespace, as those two tools do.
+# namespace, as those two tools do. Private first: nothing mounted after it can reach the
+# machine's own mount table.
 _FORKED_VIEW = """
+set -e
 mount --make-rprivate /
 mount -t proc proc /proc
 umount -l /sys && mount -t sysfs sysfs /sys

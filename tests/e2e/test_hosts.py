@@ -104,6 +104,7 @@ def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home
                                                   capture_output=True, text=True).stdout.strip()
                 seen["home"] = os.listdir(f"/proc/{inner}/root/mnt/home")
                 seen["other_home_visible"] = os.path.exists(f"/proc/{inner}/root{home_a}")
+                seen["mounts_leaked_here"] = "handoff-host" in Path("/proc/self/mountinfo").read_text()
                 os.kill(held.pid, signal.SIGKILL)  # the pid the coordinator knows: the worker goes with it
                 seen["exit"] = await held.wait()
                 await asyncio.sleep(0.5)
@@ -117,7 +118,7 @@ def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home
     seen = asyncio.run(scenario_())
     assert seen["own_net"] and not seen["shared_uts_or_mnt"]
     assert seen["hostname"] == "host-b"
-    assert seen["home"] == ["mine"] and not seen["other_home_visible"]
+    assert seen["home"] == ["mine"] and not seen["other_home_visible"] and not seen["mounts_leaked_here"]
     assert seen["exit"] == -signal.SIGKILL and seen["inner_gone"]
     assert handoff_network_leftovers() == []
 
