@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote as url_quote, urlsplit
 
+from handoff import runtime_markers
 from handoff.backends import COPILOT, OPENAI_COMPATIBLE, WITNESS, WITNESS_MODEL, Backend
 from handoff.fact import Fact
 from handoff.hosts import Host, Lan, LocalHost, NamespaceHost, NamespaceSshHost, SshHost, SshTarget, missing_capability
@@ -278,7 +279,10 @@ class Coordinator:
         machine or container dies. ``sdk-process``: only the worker (the app holding the
         SDK client) is killed; its runtime sees its pipe close and is left to end by
         itself, which is what makes the difference worth measuring."""
+        markers = runtime_markers.held_by_runtimes_of(process.pid)
         if scope == "sdk-process":
             os.kill(process.pid, signal.SIGKILL)
             await self.tracker.wait_group_gone(process.pid, RUNTIME_EXIT_TIMEOUT)
         self.tracker.kill_tree(process.pid)
+        await process.wait()
+        runtime_markers.remove(markers)

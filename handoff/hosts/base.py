@@ -24,8 +24,23 @@ SCRUBBED_ENV = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_HOM
 PIPES = dict(stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
 
 
-def worker_env(passed: tuple[str, ...] = ()) -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV or k in passed}
+# What a runtime writes outside its COPILOT_HOME (its unpacked files with an in-use marker
+# per running runtime, a telemetry device id, a user cache) goes under HOME or these.
+XDG_DIRS = ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+# Every host's user directory, kept between runs as a machine's would be: the runtime
+# unpacks itself there once, not on every start (~1 s).
+USER_DIRS = PROJECT_ROOT / ".state" / "hosts"
+
+
+def worker_env(passed: tuple[str, ...] = (), user_dir: str | None = None) -> dict[str, str]:
+    """This process's environment for a worker, without the credentials it is not given.
+    With ``user_dir``, that is the worker's HOME and the XDG directories default under it,
+    so nothing the runtime writes lands in the real user's home."""
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV or k in passed}
+    if user_dir is not None:
+        env = {k: v for k, v in env.items() if k not in XDG_DIRS}
+        env["HOME"] = user_dir
+    return env
 
 
 class Host(ABC):
@@ -52,20 +67,24 @@ class Host(ABC):
 
 
 class LocalHost(Host):
-    """This machine. With a zygote, workers are forked from it, SDK already imported."""
+    """This machine. With a zygote, workers are forked from it, SDK already imported.
+    Its workers run with a user directory of their own (``.state/hosts/local``), as each
+    simulated host's do: the runtimes a crash scenario kills leave their in-use markers
+    there, not in the real user's ~/.cache."""
 
     kind = "local"
 
     def __init__(self, name: str, zygote: Zygote | None = None):
         super().__init__(name)
         self.zygote = zygote
+        self.user_dir = USER_DIRS / "local"
+        self.user_dir.mkdir(parents=True, exist_ok=True)
 
     async def start_worker(self, tracker, store, stderr, cwd):
+        env = worker_env(self.passed_env, str(self.user_dir))
         if self.zygote is not None:
-            return await self.zygote.fork(worker_env(self.passed_env), cwd, stderr)
-        return await tracker.spawn(
-            sys.executable, "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=worker_env(self.passed_env), **PIPES
-        )
+            return await self.zygote.fork(env, cwd, stderr)
+        return await tracker.spawn(sys.executable, "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=env, **PIPES)
 
     def home(self, store: Path) -> str:
         return str(store)

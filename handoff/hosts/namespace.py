@@ -21,14 +21,13 @@ import os
 import sys
 from pathlib import Path
 
-from handoff.hosts.base import PIPES, PROJECT_ROOT, Host, worker_env
+from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, worker_env
 from handoff.hosts.network import Lan
 from handoff.processes import ProcessTracker
 from handoff.worker.zygote import Zygote
 
 INSIDE = "/mnt"
 HOME_INSIDE = f"{INSIDE}/home"
-USER_DIRS = PROJECT_ROOT / ".state" / "hosts"
 USER_INSIDE = f"{INSIDE}/user"
 # The runtime keeps Node's compile cache under $TMPDIR, which is empty on every start of
 # a host; in the host's user directory it persists, as it would on a real machine
@@ -74,7 +73,7 @@ mount --make-rprivate /
 mount -t proc proc /proc
 umount -l /sys && mount -t sysfs sysfs /sys
 """ + _BUILD_VIEW
-WORKER_ENV = {"HOME": USER_INSIDE, "TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}
+WORKER_ENV = {"TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}  # HOME is the user directory
 
 
 class NamespaceHost(Host):
@@ -110,7 +109,7 @@ class NamespaceHost(Host):
             "unshare", "--uts", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private",
             "sh", "-c", _ENTER, "handoff-host", *command,
         ]
-        return argv, {**worker_env(self.passed_env), **self._view_env(binds)}
+        return argv, {**worker_env(self.passed_env, USER_INSIDE), **self._view_env(binds)}
 
     def entry(self, binds: dict[str, Path]) -> dict:
         """The same host, for a process forked from the zygote to move itself into
@@ -120,7 +119,7 @@ class NamespaceHost(Host):
 
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path):
         if self.zygote is not None:
-            return await self.zygote.fork({**worker_env(self.passed_env), **WORKER_ENV}, Path(USER_INSIDE), stderr,
+            return await self.zygote.fork({**worker_env(self.passed_env, USER_INSIDE), **WORKER_ENV}, Path(USER_INSIDE), stderr,
                                           host=self.entry({"home": store}))
         argv, env = self.enter({"home": store}, sys.executable, "-m", "handoff.worker")
         return await tracker.spawn(*argv, stderr=stderr, env=env, **PIPES)

@@ -6,6 +6,7 @@ import pytest
 
 from handoff import scenario
 from handoff.fact import Fact
+from handoff.hosts.base import USER_DIRS
 
 from tests.e2e.conftest import OTHER_FACT, handoff_processes
 
@@ -73,3 +74,11 @@ def test_forgot_to_close_is_flagged(default_matrix):
 
 def test_nothing_is_left_running(default_matrix, other_fact_matrix):
     assert handoff_processes() == []
+
+
+def test_runtimes_killed_on_purpose_leave_no_in_use_markers(default_matrix, other_fact_matrix):
+    """The runtimes the crash scenarios kill cannot remove their in-use markers; the
+    coordinator does (handoff/runtime_markers.py). With no runtime running any more, no
+    marker may be left in any host's user directory, the local one included."""
+    assert [r for r in default_matrix[1].results if any(s.killed_on_purpose for s in r.steps)]
+    assert list(USER_DIRS.glob("*/.cache/copilot/pkg/*/*/inuse.*")) == []
