@@ -74,6 +74,7 @@ def run(
         remote = _remote_hosts(host or [], chosen)
         if store is not None and not store.startswith(("postgres://", "postgresql://")):
             raise UserError(f"--store {store}: give a PostgreSQL URL such as postgresql://user@host:5432/db")
+        jobs = _jobs_for_memory(jobs, chosen)
         outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote, store, chosen_backend,
                              fork_workers=not spawn_workers)
     except UserError as error:
@@ -86,6 +87,20 @@ def run(
     if json_path is not None:
         report.write_json(json_path, outcome.results, outcome.rows)
     raise typer.Exit(0 if outcome.all_as_expected else 1)
+
+
+def _jobs_for_memory(requested: int, chosen: list) -> int:
+    """``--jobs``, lowered when this machine's available memory cannot hold that many
+    scenarios' runtimes at once (see capacity.py); the run says so on stderr."""
+    import psutil
+
+    from handoff import capacity
+
+    per_job, available = capacity.bytes_per_job(chosen), psutil.virtual_memory().available
+    fitting = capacity.jobs_that_fit(requested, per_job, available)
+    if fitting < min(requested, len(chosen)):  # more jobs than scenarios would not run anyway
+        typer.echo(capacity.lowered_note(requested, fitting, per_job, available), err=True)
+    return fitting
 
 
 def _remote_hosts(options: list[str], chosen: list) -> dict[str, SshTarget]:

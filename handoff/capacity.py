@@ -1,0 +1,35 @@
+"""How many scenarios may run at once on this machine's memory.
+
+A worker with its runtime peaks at about 330 MiB of resident memory (``make bench``,
+section 5, measured 332 MiB), and a scenario holds one runtime at a time, two while a
+step resumes a session a second runtime has open (``concurrent-*`` actions). ``--jobs``
+is lowered to what the available memory holds, never below one, and the run says so.
+CPU is not a reason to refuse more jobs: the machine only gets slower.
+"""
+
+from __future__ import annotations
+
+from handoff.scenario import Scenario
+
+MIB = 2**20
+RUNTIME_PEAK_BYTES = 350 * MIB  # a worker and its runtime, rounded up from the measured 332 MiB
+
+
+def runtimes_at_once(scenario: Scenario) -> int:
+    """The most runtimes one running scenario holds at the same time."""
+    concurrent = any(action.startswith("concurrent-") for step in scenario.steps for action in step.actions)
+    return 2 if concurrent else 1
+
+
+def bytes_per_job(scenarios: list[Scenario]) -> int:
+    """What one scenario slot may need at its peak, for the hungriest scenario chosen."""
+    return max((runtimes_at_once(s) for s in scenarios), default=1) * RUNTIME_PEAK_BYTES
+
+
+def jobs_that_fit(requested: int, per_job: int, available_bytes: int) -> int:
+    return max(1, min(requested, available_bytes // per_job))
+
+
+def lowered_note(requested: int, fitting: int, per_job: int, available_bytes: int) -> str:
+    return (f"note: --jobs {requested} lowered to {fitting}: {available_bytes / 2**30:.1f} GiB of memory is "
+            f"available and a running scenario may need {per_job // MIB} MiB")
