@@ -11,10 +11,11 @@ CPU time (user + system) is taken from the kernel's accounting of reaped childre
 whole run is this process's getrusage(RUSAGE_CHILDREN) before and after it (this process
 is a child subreaper, so a daemon the run started, such as PostgreSQL, is counted too),
 and each worker reports its own and its runtime's share in its ``finished`` event (the
-run's ``--json``). What is left is the tool's own processes: the CLI and coordinator, the
-witness, the zygote, the simulated hosts' set-up and sshd, and PostgreSQL. The runtimes'
-share is a floor no tool can go under: on C cores the matrix cannot finish in less than
-runtime CPU / C seconds.
+run's ``--json``). *Everything else* is the tool's own processes (the CLI and coordinator,
+the witness, the zygote, the simulated hosts' set-up and sshd, PostgreSQL) plus the
+workers and runtimes a crash scenario kills, which report nothing. The runtimes' share is
+a floor no tool can go under: on C cores the matrix cannot finish in less than runtime
+CPU / C seconds.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class CpuSplit:
     lifecycles: int  # workers that reported, i.e. runtimes started and stopped
 
     @property
-    def tool(self) -> float:
+    def rest(self) -> float:
         return self.total - self.runtimes - self.workers
 
 
@@ -97,7 +98,7 @@ async def run(bench: Bench, runs: int, scenarios: list[str]) -> Section:
             for jobs in settings]
     section.tables.append(Table(
         ["setting", "runs counted (exit 0)", "wall time, s", "CPU, s: all", "in runtimes", "in workers",
-         "rest of the tool", "runtimes started"],
+         "everything else", "runtimes that reported"],
         rows, caption=f"`handoff run{''.join(' ' + name for name in scenarios)} --jobs N`: median (min–max)"))
     one, many = Summary.of(walls[1]), Summary.of(walls.get(parallel, []))
     if one and many and parallel > 1:
@@ -111,7 +112,7 @@ async def run(bench: Bench, runs: int, scenarios: list[str]) -> Section:
         share = Summary.of(s.runtimes / s.total for s in every if s.total)
         section.findings.append(
             f"The runtimes alone take {runtimes.median:.1f} CPU-s per run ({share.median:.0%} of the run's CPU; "
-            f"{per_runtime.median:.2f} CPU-s per runtime started and stopped), so on {parallel} cores no run of this "
+            f"{per_runtime.median:.2f} CPU-s per runtime that started, worked and stopped), so on {parallel} cores no run of this "
             f"matrix can take less than {runtimes.median / parallel:.1f} s however little the tool does; "
             f"--jobs {parallel} took {many.median / 1000:.1f} s.")
     if summary_line:
@@ -124,4 +125,4 @@ def _cpu_cells(splits: list[CpuSplit]) -> list[str]:
         return fmt(Summary.of(values), digits=1)
 
     return [cell(s.total for s in splits), cell(s.runtimes for s in splits), cell(s.workers for s in splits),
-            cell(s.tool for s in splits), fmt(Summary.of(s.lifecycles for s in splits))]
+            cell(s.rest for s in splits), fmt(Summary.of(s.lifecycles for s in splits))]

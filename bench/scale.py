@@ -27,6 +27,7 @@ import time
 
 import psutil
 
+from handoff import capacity, scenario
 from handoff.fact import Fact
 from handoff.witness.server import read_evidence
 
@@ -94,6 +95,15 @@ async def run(bench: Bench, sizes: list[int]) -> Section:
          "concurrency used"],
         [[f"{peak_one / MIB:.0f} MiB", f"{available / MIB:.0f} MiB", str(by_memory), str(2 * cores()), str(bound)]],
         caption="The concurrency bound"))
+    per_job = capacity.bytes_per_job(scenario.select([]))
+    section.findings.append(
+        f"`handoff run` bounds its --jobs the same way, with {capacity.RUNTIME_PEAK_BYTES // MIB} MiB per worker + "
+        f"runtime ({per_job // MIB} MiB per scenario slot, for the scenario that holds two runtimes): with this "
+        f"memory it allows up to {capacity.jobs_that_fit(10**6, per_job, available)} scenarios at once.")
+    if peak_one > capacity.RUNTIME_PEAK_BYTES:
+        section.problems.append(
+            f"the measured peak of one worker + runtime, {peak_one / MIB:.0f} MiB, is above the "
+            f"{capacity.RUNTIME_PEAK_BYTES // MIB} MiB handoff/capacity.py assumes: raise RUNTIME_PEAK_BYTES")
     rows = []
     for count in sizes:
         handoffs, seconds, sampler = await _many(bench, count, bound)

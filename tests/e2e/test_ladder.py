@@ -82,3 +82,13 @@ def test_runtimes_killed_on_purpose_leave_no_in_use_markers(default_matrix, othe
     marker may be left in any host's user directory, the local one included."""
     assert [r for r in default_matrix[1].results if any(s.killed_on_purpose for s in r.steps)]
     assert list(USER_DIRS.glob("*/.cache/copilot/pkg/*/*/inuse.*")) == []
+
+
+def test_every_worker_whose_runtime_started_reports_the_cpu_that_runtime_used(default_matrix):
+    """The runtime is reaped before the worker's ``finished`` line, so its CPU time is in
+    the report (make bench splits a run's CPU with it)."""
+    _, outcome = default_matrix
+    reported = [step.first("finished")["cpu_s"] for result in outcome.results for step in result.steps
+                if step.finished and step.ready.get("runtime_version")]
+    assert len(reported) > 40
+    assert all(cpu["runtime"] > 0.1 and cpu["worker"] > 0 for cpu in reported)
