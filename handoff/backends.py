@@ -67,11 +67,15 @@ class Backend:
             return f"OpenAI-compatible endpoint {self.provider_url}, model {self.model}, {key}"
         return f"embedded witness model ({self.model})"
 
-    def secrets(self, environ: Mapping[str, str] | None = None) -> list[str]:
-        """The secret values this backend uses, so messages can be scrubbed of them."""
+    def secret_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The variables holding this backend's secrets, with their values."""
         environ = os.environ if environ is None else environ
         names = [n for n in (self.token_env, self.api_key_env) if n]
-        return [environ[n] for n in names if environ.get(n)]
+        return {n: environ[n] for n in names if environ.get(n)}
+
+    def secrets(self, environ: Mapping[str, str] | None = None) -> list[str]:
+        """The secret values this backend uses, so messages can be scrubbed of them."""
+        return list(self.secret_env(environ).values())
 
     def scrub(self, text: str, environ: Mapping[str, str] | None = None) -> str:
         """``text`` with every secret this backend uses replaced by ***."""

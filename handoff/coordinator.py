@@ -223,6 +223,7 @@ class Coordinator:
             registry=self._registry_url(scenario, host),
             model=backend.model, backend=backend.kind, api_key_env=backend.api_key_env, token_env=backend.token_env,
             without_provider=step.provider == "omitted",
+            secrets={} if host.carries_environment else backend.secret_env(),
         )
 
     def _registry_url(self, scenario: Scenario, host: Host) -> str | None:

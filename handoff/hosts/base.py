@@ -46,6 +46,7 @@ def worker_env(passed: tuple[str, ...] = (), user_dir: str | None = None) -> dic
 class Host(ABC):
     kind: str
     passed_env: tuple[str, ...] = ()  # scrubbed variables this run's workers do need
+    carries_environment = True  # False: the worker does not get this process's environment
 
     def __init__(self, name: str):
         self.name = name

@@ -57,6 +57,7 @@ class SshTarget:
 
 class SshHost(Host):
     kind = "ssh"
+    carries_environment = False  # sshd passes no environment on: secrets go in the spec
 
     def __init__(self, name: str, target: SshTarget, witness_host: str, witness_port: int,
                  ssh_options: list[str] | None = None):

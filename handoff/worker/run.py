@@ -39,6 +39,9 @@ class Step:
 
         self.spec = spec
         self.emit = emit
+        for name in (spec.api_key_env, spec.token_env):  # only the variables the backend names
+            if name and spec.secrets.get(name):
+                os.environ[name] = spec.secrets[name]
         self.fact = Fact(spec.fact_value, spec.fact_topic)
         self.backend = Backend(spec.backend, spec.model, api_key_env=spec.api_key_env, token_env=spec.token_env)
         self.session: Any = None

@@ -58,6 +58,10 @@ class WorkerSpec:
     api_key_env: str | None = None
     token_env: str | None = None
     without_provider: bool = False  # resume with no provider settings, to show they are not stored
+    # The values of those variables, only for a worker whose environment cannot carry them
+    # (one started over SSH: sshd passes no environment on). They travel on the worker's
+    # stdin, never on a command line, and are never written down or shown.
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

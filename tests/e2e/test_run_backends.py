@@ -18,6 +18,7 @@ pytestmark = pytest.mark.e2e
 
 TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
 NAMESPACES = missing_capability("namespace") is None
+SSH_HOSTS = missing_capability("ssh") is None
 
 
 def handoff_run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -28,6 +29,7 @@ def handoff_run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 def test_an_openai_compatible_endpoint_through_the_relay(tmp_path, keyed_endpoint):
     url, key, endpoint_log = keyed_endpoint
     scenarios = ["cross-process", "resume-without-provider", "unknown-id"] + (["cross-machine-shared-dir"] if NAMESPACES else [])
+    scenarios += ["cross-machine-ssh"] if SSH_HOSTS else []
     out = tmp_path / "run.json"
     done = handoff_run(*scenarios, "--backend", "openai-compatible", "--provider-url", url, "--model", "their-model",
                        "--api-key-env", "RUN_TEST_KEY", "--json", str(out), env={**os.environ, "RUN_TEST_KEY": key})
@@ -43,6 +45,8 @@ def test_an_openai_compatible_endpoint_through_the_relay(tmp_path, keyed_endpoin
         "no-provider", "kept")
     if NAMESPACES:  # a simulated host reaches the endpoint on this machine's loopback through the relay
         assert rows["cross-machine-shared-dir", "B"]["verdict"] == "kept"
+    if SSH_HOSTS:  # sshd passes no environment on: the key reached that worker in its spec, on stdin
+        assert rows["cross-machine-ssh", "B"]["verdict"] == "kept"
 
     # The endpoint itself saw the model flag and the key (it answers nothing without it),
     # and none of the tool's own tags: the relay strips them.
