@@ -13,7 +13,8 @@ is a child subreaper, so a daemon the run started, such as PostgreSQL, is counte
 and each worker reports its own and its runtime's share in its ``finished`` event (the
 run's ``--json``). *Everything else* is the tool's own processes (the CLI and coordinator,
 the witness, the zygote, the simulated hosts' set-up and sshd, PostgreSQL) plus the
-workers and runtimes a crash scenario kills, which report nothing. The runtimes' share is
+workers and runtimes a crash scenario kills, which report nothing. (A worker on a
+simulated host counts the few `mount` commands that build its view as its runtime's.) The runtimes' share is
 a floor no tool can go under: on C cores the matrix cannot finish in less than runtime
 CPU / C seconds.
 """
@@ -40,7 +41,7 @@ class CpuSplit:
     total: float
     runtimes: float  # every worker's runtime, with the commands it ran
     workers: float  # the worker processes themselves
-    lifecycles: int  # workers that reported, i.e. runtimes started and stopped
+    lifecycles: int  # workers that reported, each with its runtime (two for a concurrent resume)
 
     @property
     def rest(self) -> float:
@@ -98,7 +99,7 @@ async def run(bench: Bench, runs: int, scenarios: list[str]) -> Section:
             for jobs in settings]
     section.tables.append(Table(
         ["setting", "runs counted (exit 0)", "wall time, s", "CPU, s: all", "in runtimes", "in workers",
-         "everything else", "runtimes that reported"],
+         "everything else", "workers that reported"],
         rows, caption=f"`handoff run{''.join(' ' + name for name in scenarios)} --jobs N`: median (min–max)"))
     one, many = Summary.of(walls[1]), Summary.of(walls.get(parallel, []))
     if one and many and parallel > 1:
@@ -112,7 +113,7 @@ async def run(bench: Bench, runs: int, scenarios: list[str]) -> Section:
         share = Summary.of(s.runtimes / s.total for s in every if s.total)
         section.findings.append(
             f"The runtimes alone take {runtimes.median:.1f} CPU-s per run ({share.median:.0%} of the run's CPU; "
-            f"{per_runtime.median:.2f} CPU-s per runtime that started, worked and stopped), so on {parallel} cores no run of this "
+            f"{per_runtime.median:.2f} CPU-s per worker's runtime: started, worked, stopped), so on {parallel} cores no run of this "
             f"matrix can take less than {runtimes.median / parallel:.1f} s however little the tool does; "
             f"--jobs {parallel} took {many.median / 1000:.1f} s.")
     if summary_line:

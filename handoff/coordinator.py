@@ -38,7 +38,7 @@ from handoff.worker.spec import TURNS_PER_ACTION, WorkerSpec
 from handoff.worker.zygote import Zygote
 
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
-WORKER_EXIT_GRACE_SECONDS = 5.0  # from a worker's last output to its exit (milliseconds, normally)
+WORKER_EXIT_GRACE_SECONDS = 5.0  # from a worker's last output to its exit, which normally takes milliseconds
 
 
 class CoordinatorError(Exception):
@@ -281,9 +281,11 @@ class Coordinator:
         SDK client) is killed; its runtime sees its pipe close and is left to end by
         itself, which is what makes the difference worth measuring."""
         markers = runtime_markers.held_by_runtimes_of(process.pid)
-        if scope == "sdk-process":
-            os.kill(process.pid, signal.SIGKILL)
-            await self.tracker.wait_group_gone(process.pid, RUNTIME_EXIT_TIMEOUT)
-        self.tracker.kill_tree(process.pid)
-        await process.wait()
-        runtime_markers.remove(markers)
+        try:
+            if scope == "sdk-process":
+                os.kill(process.pid, signal.SIGKILL)
+                await self.tracker.wait_group_gone(process.pid, RUNTIME_EXIT_TIMEOUT)
+            self.tracker.kill_tree(process.pid)
+            await process.wait()
+        finally:
+            runtime_markers.remove(markers)

@@ -161,6 +161,9 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
         closed_before_resume=read.get("closed_before_resume", bool, None),
         provider=read.get("provider", str, "passed", PROVIDERS),
     )
+    if step.crash == "sdk-process" and step.host != LOCAL:
+        raise read.fail("crash", "is 'sdk-process' on a simulated host: there the worker is the host's process 1, "
+                                 "and when it dies the kernel kills its runtime too; run that step on host 'local'")
     if step.asks and step.expect is None:
         raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")
     if step.expect is not None and not step.asks:

@@ -8,8 +8,9 @@ is already a Python process with the SDK imported, so it does the same steps its
 2. take new UTS, mount and PID namespaces (``unshare``);
 3. fork once more, because only a child enters a new PID namespace: the child becomes the
    host's process 1, as a spawned worker is; the parent only waits and passes its exit
-   status on, and its death kills the child (``PR_SET_PDEATHSIG``), so killing the pid
-   the coordinator knows still kills the worker;
+   status on, and its death kills the child (``PR_SET_PDEATHSIG``, with a pipe to catch
+   a parent that died before that was set), so killing the pid the coordinator knows
+   still kills the worker;
 4. in the child, run the same shell script the spawned path runs to build the view (private
    mounts, a fresh /proc and /sys, the host's hostname, its home and user directory,
    tmpfs over everything else of the run).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -55,12 +57,18 @@ def move_into(host: dict) -> None:
     finally:
         os.close(network)
     _libc_call("unshare", CLONE_NEWUTS | CLONE_NEWNS | CLONE_NEWPID)
+    # The parent holds the write end of this pipe until it dies: the child sees EOF on
+    # it if the parent was already gone before PR_SET_PDEATHSIG took effect.
+    parent_alive, parent_holds = os.pipe()
     child = os.fork()
     if child != 0:
+        os.close(parent_alive)
         _wait_and_pass_on(child)  # never returns
-    # Should the parent already be gone, the coordinator's kill of the whole process
-    # group (which this process is still in) reaches it anyway.
+    os.close(parent_holds)
     _libc_call("prctl", PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if select.select([parent_alive], [], [], 0)[0]:  # EOF: the parent died before the line above
+        os._exit(1)
+    os.close(parent_alive)
     built = subprocess.run(["sh", "-c", host["script"], "handoff-host"], env=host["script_env"],
                            stdin=subprocess.DEVNULL, stdout=sys.stderr, stderr=sys.stderr)
     if built.returncode != 0:
@@ -74,13 +82,11 @@ def _wait_and_pass_on(child: int) -> None:
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     os.close(devnull)
-    while True:
-        try:
-            _, status = os.waitpid(child, 0)
-            break
-        except InterruptedError:
-            continue
+    _, status = os.waitpid(child, 0)
     if os.WIFSIGNALED(status):
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-        os.kill(os.getpid(), os.WTERMSIG(status))
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+        signal_number = os.WTERMSIG(status)
+        if signal_number not in (signal.SIGKILL, signal.SIGSTOP):  # those two cannot be given a handler
+            signal.signal(signal_number, signal.SIG_DFL)
+        os.kill(os.getpid(), signal_number)
+        os._exit(128 + signal_number)  # only if the signal did not end this process
+    os._exit(os.waitstatus_to_exitcode(status))

@@ -71,7 +71,8 @@ _FORKED_VIEW = """
 set -e
 mount --make-rprivate /
 mount -t proc proc /proc
-umount -l /sys && mount -t sysfs sysfs /sys
+umount -l /sys
+mount -t sysfs sysfs /sys
 """ + _BUILD_VIEW
 WORKER_ENV = {"TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}  # HOME is the user directory
 

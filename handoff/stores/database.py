@@ -9,6 +9,7 @@ address and the cause.
 from __future__ import annotations
 
 import sqlite3
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -58,6 +59,21 @@ class Database:
         self.connection.close()
 
 
+def _switch_to_wal(connection: sqlite3.Connection, attempts: int = 500) -> None:
+    """Write-ahead logging, so readers never wait for the writer. Switching needs the file
+    to itself for a moment, and SQLite reports "database is locked" at once instead of
+    waiting out the busy timeout when another connection is opening it at the same time:
+    retry for a few seconds."""
+    for attempt in range(attempts):
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or attempt == attempts - 1:
+                raise
+            time.sleep(0.01)
+
+
 class SqliteDatabase(Database):
     placeholder = "?"
 
@@ -67,7 +83,7 @@ class SqliteDatabase(Database):
             connection = sqlite3.connect(path, isolation_level=None, timeout=30)
         except sqlite3.Error as error:
             raise UserError(f"cannot open the SQLite store {path}: {error}") from None
-        connection.execute("PRAGMA journal_mode=WAL")
+        _switch_to_wal(connection)
         super().__init__(connection)
 
     @contextmanager

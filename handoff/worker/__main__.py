@@ -56,10 +56,20 @@ def main() -> int:
         ok = asyncio.run(Step(spec, emit).run())
         emit("finished", ok=ok, cpu_s=cpu_seconds())
     except Exception as error:
-        traceback.print_exc()  # to stderr, kept in the worker's log for whoever debugs it
-        emit("error", action="worker", message=" ".join(str(error).split())[:400] or type(error).__name__)
+        # The traceback goes to stderr, kept in the worker's log for whoever debugs it.
+        print(_without_secrets(traceback.format_exc(), spec), file=sys.stderr)
+        message = " ".join(str(error).split()) or type(error).__name__
+        emit("error", action="worker", message=_without_secrets(message, spec)[:400])
         emit("finished", ok=False)
     return 0
+
+
+def _without_secrets(text: str, spec) -> str:
+    """``text`` with the backend's key or token, if it appears, replaced by ***."""
+    values = [os.environ.get(name) for name in (spec.api_key_env, spec.token_env) if name]
+    for value in {*values, *spec.secrets.values()} - {None, ""}:
+        text = text.replace(value, "***")
+    return text
 
 
 if __name__ == "__main__":

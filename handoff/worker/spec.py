@@ -64,7 +64,10 @@ class WorkerSpec:
     secrets: dict[str, str] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        data = asdict(self)
+        if not data["secrets"]:
+            del data["secrets"]  # a worker of an older checkout (a real SSH host) still reads it
+        return json.dumps(data)
 
     @classmethod
     def from_json(cls, text: str) -> WorkerSpec:

@@ -52,14 +52,23 @@ class ForkedWorker:
         self.stdout = stdout
         self.returncode: int | None = None
         self._channel = channel
+        self._exit: asyncio.Task | None = None
 
     async def wait(self) -> int:
-        if self.returncode is None:
-            reply = await asyncio.get_running_loop().sock_recv(self._channel, MESSAGE_LIMIT)
-            # No reply means the zygote itself was killed (an interrupted run): so was this worker.
-            self.returncode = json.loads(reply)["exit"] if reply else -signal.SIGKILL
-            self._channel.close()
+        """The exit code. Safe to time out and call again: one task reads the reply, so a
+        reply that arrives as a caller gives up is kept for the next call."""
+        if self._exit is None:
+            self._exit = asyncio.get_running_loop().create_task(self._receive_exit())
+        self.returncode = await asyncio.shield(self._exit)
         return self.returncode
+
+    async def _receive_exit(self) -> int:
+        try:
+            reply = await asyncio.get_running_loop().sock_recv(self._channel, MESSAGE_LIMIT)
+        finally:
+            self._channel.close()
+        # No reply means the zygote itself was killed (an interrupted run): so was this worker.
+        return json.loads(reply)["exit"] if reply else -signal.SIGKILL
 
 
 class Zygote:

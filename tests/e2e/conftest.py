@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import psutil
 import pytest
 
 from handoff import runner, scenario
 from handoff.fact import Fact
+from handoff.hosts.base import USER_DIRS
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
 
 OTHER_FACT = Fact("Champions", "customer tier")
@@ -35,6 +37,16 @@ def handoff_processes() -> list[psutil.Process]:
         ):
             found.append(process)
     return found
+
+
+def dead_runtime_markers() -> list[Path]:
+    """In-use markers left in this checkout's host user directories. On this machine a
+    marker of a live runtime (another run's) is not a leftover; a simulated host's
+    markers are named by pids inside that host, and no host outlives its run."""
+    local = USER_DIRS / "local"
+    markers = USER_DIRS.glob("*/.cache/copilot/pkg/*/*/inuse.*")
+    return [m for m in markers
+            if not (m.is_relative_to(local) and psutil.pid_exists(int(m.name.split(".")[1])))]
 
 
 @pytest.fixture(scope="session")

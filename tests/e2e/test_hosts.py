@@ -19,6 +19,7 @@ from handoff.hosts import Lan, NamespaceHost, missing_capability
 from handoff.hosts.base import PROJECT_ROOT
 from handoff.processes import ProcessTracker
 from handoff.worker.zygote import Zygote
+from tests.e2e.conftest import dead_runtime_markers
 
 pytestmark = [
     pytest.mark.e2e,
@@ -68,18 +69,27 @@ async def _moved_in(outer: int) -> int:
     directory, with its view of the files built."""
     for _ in range(500):
         for child in psutil.Process(outer).children():
-            nspid = next(line for line in open(f"/proc/{child.pid}/status") if line.startswith("NSpid:"))
-            mounted = Path(f"/proc/{child.pid}/mountinfo").read_text()
-            settled = os.readlink(f"/proc/{child.pid}/cwd") == "/mnt/user"
-            if nspid.split()[-1] == "1" and settled and " /mnt/home " in mounted:
+            try:
+                status = Path(f"/proc/{child.pid}/status").read_text().splitlines()
+                nspid = next(line for line in status if line.startswith("NSpid:")).split()[-1]
+                mounted = Path(f"/proc/{child.pid}/mountinfo").read_text()
+                settled = os.readlink(f"/proc/{child.pid}/cwd") == "/mnt/user"
+            except OSError:  # it was still on its way, or is gone
+                continue
+            if nspid == "1" and settled and " /mnt/home " in mounted:
                 return child.pid
         await asyncio.sleep(0.01)
     raise AssertionError("the forked worker never finished moving into its host")
 
 
+def _mount_points() -> set[str]:
+    return {line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()}
+
+
 def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home(tmp_path):
     """The default path: forked from the zygote, the worker moves itself into the host
-    (handoff/hosts/entering.py) and ends up where a spawned one would."""
+    (handoff/hosts/entering.py) and ends up where a spawned one would. Killed from outside
+    or dying inside, its exit status comes back as the coordinator expects."""
     home_a, home_b = tmp_path / "home-a", tmp_path / "home-b"
     for home in (home_a, home_b):
         home.mkdir()
@@ -91,6 +101,7 @@ def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home
             zygote = Zygote(tracker, tmp_path)
             await zygote.start()
             host = NamespaceHost("b", lan, [tmp_path], zygote)
+            mounts_before = _mount_points()  # the host's network namespace is a mount here, rightly
             with (tmp_path / "worker.stderr").open("wb") as stderr:
                 held = await host.start_worker(tracker, home_b, stderr, tmp_path)  # waits for its spec on stdin
                 inner = await asyncio.wait_for(_moved_in(held.pid), 10)
@@ -104,11 +115,16 @@ def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home
                                                   capture_output=True, text=True).stdout.strip()
                 seen["home"] = os.listdir(f"/proc/{inner}/root/mnt/home")
                 seen["other_home_visible"] = os.path.exists(f"/proc/{inner}/root{home_a}")
-                seen["mounts_leaked_here"] = "handoff-host" in Path("/proc/self/mountinfo").read_text()
+                seen["mounts_leaked_here"] = _mount_points() - mounts_before
                 os.kill(held.pid, signal.SIGKILL)  # the pid the coordinator knows: the worker goes with it
                 seen["exit"] = await held.wait()
                 await asyncio.sleep(0.5)
                 seen["inner_gone"] = not psutil.pid_exists(inner) or psutil.Process(inner).status() == "zombie"
+
+                # The worker itself dies (say the OOM killer took it): its status is passed on.
+                again = await host.start_worker(tracker, home_b, stderr, tmp_path)
+                os.kill(await asyncio.wait_for(_moved_in(again.pid), 10), signal.SIGKILL)
+                seen["exit_when_the_worker_dies"] = await again.wait()
         finally:
             await tracker.shutdown()
             tracker.stop_all()
@@ -118,8 +134,10 @@ def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home
     seen = asyncio.run(scenario_())
     assert seen["own_net"] and not seen["shared_uts_or_mnt"]
     assert seen["hostname"] == "host-b"
-    assert seen["home"] == ["mine"] and not seen["other_home_visible"] and not seen["mounts_leaked_here"]
+    assert seen["home"] == ["mine"] and not seen["other_home_visible"]
+    assert seen["mounts_leaked_here"] == set()
     assert seen["exit"] == -signal.SIGKILL and seen["inner_gone"]
+    assert seen["exit_when_the_worker_dies"] == -signal.SIGKILL
     assert handoff_network_leftovers() == []
 
 
@@ -151,3 +169,39 @@ def test_scenarios_needing_a_missing_capability_are_skipped_with_a_reason(monkey
     [row] = outcome.rows
     assert row.verdict == "skipped" and "(namespace): no namespace here" in row.event_log
     assert outcome.all_as_expected
+
+
+CRASH_ON_A_HOST = """
+title = "A crash on a simulated host"
+proves = "-"
+does_not_prove = "-"
+
+[hosts]
+a = "namespace"
+b = "namespace"
+
+[[steps]]
+name = "A"
+host = "a"
+actions = ["create", "tell", "hold"]
+
+[[steps]]
+name = "B"
+host = "b"
+actions = ["resume", "ask", "close"]
+expect = "kept"
+closed_before_resume = false
+"""
+
+
+def test_a_crash_on_a_simulated_host_keeps_the_context_and_leaves_no_in_use_markers(tmp_path):
+    """A's worker and runtime die together inside host a; B on host b resumes. The killed
+    runtime's markers, in host a's user directory and named by its pid inside that host,
+    are removed all the same."""
+    path = tmp_path / "crash-on-a-host.toml"
+    path.write_text(CRASH_ON_A_HOST, encoding="utf-8")
+    outcome = runner.run([scenario.load(path)], Fact("Can't Lose Them"), jobs=1)
+    a, b = outcome.results[0].steps
+    assert a.killed_on_purpose and a.exit_code == -signal.SIGKILL
+    assert [(row.verdict, row.match) for row in outcome.rows if row.kind == "ask"] == [("kept", True)]
+    assert dead_runtime_markers() == []

@@ -6,9 +6,8 @@ import pytest
 
 from handoff import scenario
 from handoff.fact import Fact
-from handoff.hosts.base import USER_DIRS
 
-from tests.e2e.conftest import OTHER_FACT, handoff_processes
+from tests.e2e.conftest import OTHER_FACT, dead_runtime_markers, handoff_processes
 
 pytestmark = pytest.mark.e2e
 NAMES = list(scenario.available())
@@ -81,7 +80,7 @@ def test_runtimes_killed_on_purpose_leave_no_in_use_markers(default_matrix, othe
     coordinator does (handoff/runtime_markers.py). With no runtime running any more, no
     marker may be left in any host's user directory, the local one included."""
     assert [r for r in default_matrix[1].results if any(s.killed_on_purpose for s in r.steps)]
-    assert list(USER_DIRS.glob("*/.cache/copilot/pkg/*/*/inuse.*")) == []
+    assert dead_runtime_markers() == []
 
 
 def test_every_worker_whose_runtime_started_reports_the_cpu_that_runtime_used(default_matrix):

@@ -161,3 +161,12 @@ def test_select_unknown_name_lists_the_choices():
     assert "'nope'" in message
     for name in scenario.available():
         assert name in message
+
+
+def test_killing_only_the_sdk_process_is_refused_on_a_simulated_host(tmp_path):
+    hosts = '[hosts]\na = "namespace"\n'
+    held = step("A", '["create", "tell", "hold"]', 'host = "a"\ncrash = "sdk-process"')
+    message = load_error(tmp_path, HEADER + hosts + held)
+    assert "step 'A'" in message and "field 'crash'" in message and "run that step on host 'local'" in message
+    on_this_machine = step("A", '["create", "tell", "hold"]', 'crash = "sdk-process"')
+    assert load(write(tmp_path, HEADER + hosts + on_this_machine, "ok")).steps[0].crash == "sdk-process"

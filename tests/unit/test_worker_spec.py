@@ -24,3 +24,17 @@ def test_a_backend_names_only_its_own_secret_variables():
     assert Backend("openai-compatible", "m", "http://e/v1", api_key_env="KEY").secret_env(environ) == {"KEY": "sk-1"}
     assert Backend("copilot", "m", token_env="COPILOT_GITHUB_TOKEN").secret_env(environ) == {"COPILOT_GITHUB_TOKEN": "gho-2"}
     assert Backend("witness", "m").secret_env(environ) == {}
+
+
+def test_an_empty_secrets_field_is_left_out_of_the_json():
+    """So a worker of an older checkout on a real SSH host can still read its spec."""
+    assert "secrets" not in _spec().to_json()
+    assert WorkerSpec.from_json(_spec().to_json()).secrets == {}
+
+
+def test_a_worker_error_never_repeats_the_key(monkeypatch):
+    from handoff.worker.__main__ import _without_secrets
+
+    monkeypatch.setenv("KEY", "sk-from-env")
+    spec = _spec(backend="openai-compatible", api_key_env="KEY", secrets={"KEY": "sk-from-spec"})
+    assert _without_secrets("refused sk-from-env and sk-from-spec", spec) == "refused *** and ***"
