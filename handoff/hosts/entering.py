@@ -16,7 +16,7 @@ is already a Python process with the SDK imported, so it does the same steps its
    tmpfs over everything else of the run).
 
 After that the process sees exactly what a spawned worker on that host sees. Python 3.11
-has no ``os.setns``/``os.unshare`` (3.12 does), hence the two libc calls through ctypes.
+has no ``os.setns``/``os.unshare`` (3.12 does), hence libc through ctypes.
 """
 
 from __future__ import annotations

@@ -59,7 +59,6 @@ mkdir -p /run/sshd
 # The spawned path: ``ip netns exec`` and ``unshare --mount-proc`` did the namespaces, /proc
 # and /sys; the script then becomes the command as the namespace's first process.
 _ENTER = _BUILD_VIEW + f"""
-export HOME={USER_INSIDE} TMPDIR=/tmp NODE_COMPILE_CACHE={COMPILE_CACHE}
 cd {USER_INSIDE}
 exec "$@"
 """
@@ -74,7 +73,6 @@ mount -t proc proc /proc
 umount -l /sys
 mount -t sysfs sysfs /sys
 """ + _BUILD_VIEW
-WORKER_ENV = {"TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}  # HOME is the user directory
 
 
 class NamespaceHost(Host):
@@ -110,7 +108,7 @@ class NamespaceHost(Host):
             "unshare", "--uts", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private",
             "sh", "-c", _ENTER, "handoff-host", *command,
         ]
-        return argv, {**worker_env(self.passed_env, USER_INSIDE), **self._view_env(binds)}
+        return argv, {**self._worker_env(), **self._view_env(binds)}
 
     def entry(self, binds: dict[str, Path]) -> dict:
         """The same host, for a process forked from the zygote to move itself into
@@ -118,10 +116,13 @@ class NamespaceHost(Host):
         return {"netns": self.namespace, "script": _FORKED_VIEW,
                 "script_env": {"PATH": os.environ.get("PATH", os.defpath), **self._view_env(binds)}}
 
+    def _worker_env(self) -> dict[str, str]:
+        """A process's environment in this host, whichever way it got there."""
+        return {**worker_env(self.passed_env, USER_INSIDE), "TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}
+
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path):
         if self.zygote is not None:
-            return await self.zygote.fork({**worker_env(self.passed_env, USER_INSIDE), **WORKER_ENV}, Path(USER_INSIDE), stderr,
-                                          host=self.entry({"home": store}))
+            return await self.zygote.fork(self._worker_env(), Path(USER_INSIDE), stderr, host=self.entry({"home": store}))
         argv, env = self.enter({"home": store}, sys.executable, "-m", "handoff.worker")
         return await tracker.spawn(*argv, stderr=stderr, env=env, **PIPES)
 

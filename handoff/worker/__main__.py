@@ -65,11 +65,13 @@ def main() -> int:
 
 
 def _without_secrets(text: str, spec) -> str:
-    """``text`` with the backend's key or token, if it appears, replaced by ***."""
-    values = [os.environ.get(name) for name in (spec.api_key_env, spec.token_env) if name]
-    for value in {*values, *spec.secrets.values()} - {None, ""}:
+    """``text`` with the backend's key or token, if it appears, replaced by ***: the values
+    the spec carries, then those in this process's environment."""
+    from handoff.backends import Backend
+
+    for value in filter(None, spec.secrets.values()):
         text = text.replace(value, "***")
-    return text
+    return Backend(spec.backend, spec.model, api_key_env=spec.api_key_env, token_env=spec.token_env).scrub(text)
 
 
 if __name__ == "__main__":
