@@ -28,6 +28,7 @@ from handoff.hosts import Host, Lan, LocalHost, NamespaceHost, NamespaceSshHost,
 from handoff.processes import ProcessTracker
 from handoff.results import ScenarioResult, StepResult
 from handoff.scenario import LOCAL, Scenario, Step
+from handoff.slots import Slots
 from handoff.stores import prepare_home, tamper_with_fact
 from handoff.stores.database import sqlite_url
 from handoff.stores.shared import RunDatabases
@@ -78,7 +79,7 @@ class Coordinator:
         self.evidence_path = options.run_dir / "witness-evidence.jsonl"
         self.witness_url = ""
         self.zygote: Zygote | None = None
-        self._slots = asyncio.Semaphore(max(1, options.jobs))  # scenarios running at once
+        self._slots = Slots(options.jobs)  # scenarios running at once
 
     async def run(self, scenarios: list[Scenario]) -> list[ScenarioResult]:
         try:
@@ -86,8 +87,11 @@ class Coordinator:
             await asyncio.gather(self._start_witness(), self._start_zygote())
 
             async def bounded(scenario: Scenario) -> ScenarioResult:
-                async with self._slots:
+                await self._slots.take()
+                try:
                     return await self.run_scenario(scenario)
+                finally:
+                    await self._slots.give_back()
 
             try:
                 # A TaskGroup, unlike gather, cancels the other scenarios when one fails.
@@ -157,11 +161,11 @@ class Coordinator:
             home = prepare_home(workdir, step.name, step.home, previous_home, step_id)
             if step.wait:
                 # Waiting costs no CPU: let another scenario run meanwhile.
-                self._slots.release()
+                await self._slots.give_back()
                 try:
                     await asyncio.sleep(step.wait)
                 finally:
-                    await self._slots.acquire()
+                    await self._slots.take(returning=True)
             if step.tamper:
                 tamper_with_fact(home, step_id, self.options.fact)
             host = hosts[step.host]
