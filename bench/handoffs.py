@@ -2,7 +2,7 @@
 process A (``python -m handoff.worker``) creates a session, tells the fact and closes;
 process B, a new worker, resumes the same id, asks and closes. Each worker is fed a
 ``WorkerSpec`` as JSON on stdin and reports JSON events, exactly as under ``handoff run``
-(see ``Coordinator._spec`` / ``_run_step``), so the stores and scale benchmarks measure
+(the spec is built by the coordinator's own ``worker_spec``), so the stores and scale benchmarks measure
 the tool's own worker and runtime path without the CLI, report or per-run witness.
 """
 
@@ -12,12 +12,12 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote as url_quote
 
+from handoff.coordinator.specs import worker_spec
 from handoff.fact import Fact
-from handoff.witness.server import MODEL_NAME
-from handoff.witness.tags import FACT_HEADER, TAG_HEADERS
-from handoff.worker.spec import WorkerSpec
+from handoff.hosts import LocalHost
+from handoff.protocol import Backend
+from handoff.scenario import Step
 
 from bench.procs import Bench, WorkerRun
 
@@ -33,7 +33,8 @@ class Handoff:
 
     @property
     def answer(self) -> str | None:
-        return self.b.turn().get("answer") if self.b else None
+        turn = self.b.turn() if self.b else None
+        return turn.answer if turn else None
 
     @property
     def kept(self) -> bool:
@@ -54,24 +55,21 @@ class Handoff:
         return f"{self.label}: the answer {self.answer!r} does not name {self.fact.value!r}"
 
 
-def worker_spec(bench: Bench, witness: str, label: str, step: str, home: Path, session_id: str,
-                actions: tuple[str, ...], fact: Fact, first_turn: int, store: str | None) -> WorkerSpec:
-    tags = {TAG_HEADERS["scenario"]: label, TAG_HEADERS["step"]: step, TAG_HEADERS["host"]: "local",
-            FACT_HEADER: url_quote(fact.stated_text)}
-    extra = {"store": store} if store else {}  # only passed when used: older specs had no such field
-    return WorkerSpec(scenario=label, step=step, host="local", runtime_path=str(bench.runtime_path), home=str(home),
-                      witness_url=witness, model=MODEL_NAME, fact_value=fact.value, fact_topic=fact.topic,
-                      actions=actions, session_id=session_id, first_turn=first_turn, tags=tags, **extra)
+def _spec(bench: Bench, witness: str, label: str, step: str, home: Path, session_id: str,
+          actions: tuple[str, ...], fact: Fact, store: str | None) -> bytes:
+    host = LocalHost("local")  # only asked what it can do: bench starts its workers itself
+    return worker_spec(label, Step(step, actions), host, str(home), session_id, fact=fact, backend=Backend(),
+                       runtime_path=str(bench.runtime_path), witness_url=witness, store_url=store).to_json()
 
 
 async def worker_handoff(bench: Bench, witness: str, label: str, fact: Fact, home_a: Path, home_b: Path,
                          store: str | None = None, on_spawn=None) -> Handoff:
     session_id = f"bench-{uuid.uuid4().hex[:18]}"
     started = time.monotonic()
-    spec_a = worker_spec(bench, witness, label, "A", home_a, session_id, ("create", "tell", "close"), fact, 1, store)
-    a = await bench.worker(spec_a.to_json(), on_spawn=on_spawn)
+    spec_a = _spec(bench, witness, label, "A", home_a, session_id, ("create", "tell", "close"), fact, store)
+    a = await bench.worker(spec_a, on_spawn=on_spawn)
     b = None
     if a.ok:
-        spec_b = worker_spec(bench, witness, label, "B", home_b, session_id, ("resume", "ask", "close"), fact, 2, store)
-        b = await bench.worker(spec_b.to_json(), on_spawn=on_spawn)
+        spec_b = _spec(bench, witness, label, "B", home_b, session_id, ("resume", "ask", "close"), fact, store)
+        b = await bench.worker(spec_b, on_spawn=on_spawn)
     return Handoff(label, session_id, a, b, (time.monotonic() - started) * 1000, fact)

@@ -21,13 +21,12 @@ CPU / C seconds.
 
 from __future__ import annotations
 
-import json
 import resource
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.machine import cores
-from bench.procs import Bench, handoff_command
+from bench.procs import Bench, handoff_command, run_record
 from bench.report import Section, Table
 from bench.stats import Summary, fmt
 
@@ -55,13 +54,12 @@ def _children_cpu() -> float:
 
 def cpu_split(total: float, results_json: Path) -> CpuSplit | None:
     """The split of ``total`` by the workers' own reports in a ``handoff run --json`` file."""
-    try:
-        results = json.loads(results_json.read_text(encoding="utf-8"))["results"]
-    except (OSError, ValueError, KeyError):
+    record = run_record(results_json)
+    if record is None:
         return None
-    reports = [event["cpu_s"] for scenario in results for step in scenario["steps"]
-               for event in step["events"] if event.get("event") == "finished" and "cpu_s" in event]
-    return CpuSplit(total, sum(r["runtime"] for r in reports), sum(r["worker"] for r in reports), len(reports))
+    reports = [finished.cpu_s for scenario in record.scenarios for step in scenario.steps
+               if (finished := step.view().finished) is not None and finished.cpu_s is not None]
+    return CpuSplit(total, sum(r.runtime for r in reports), sum(r.worker for r in reports), len(reports))
 
 
 async def run(bench: Bench, runs: int, scenarios: list[str]) -> Section:
@@ -79,7 +77,8 @@ async def run(bench: Bench, runs: int, scenarios: list[str]) -> Section:
         for jobs in order:
             results_json = bench.new_dir("matrix") / "results.json"
             cpu_before = _children_cpu()
-            done = await bench.run(*handoff_command("run", *scenarios, "--jobs", str(jobs), "--json", str(results_json)),
+            done = await bench.run(*handoff_command("run", *scenarios, "--jobs", str(jobs), "--json", str(results_json),
+                                                    "--runs-dir", str(bench.runs_dir)),
                                    timeout=MATRIX_TIMEOUT_SECONDS, graceful=True)
             cpu = _children_cpu() - cpu_before
             last = next((line for line in reversed(done.stdout.splitlines()) if line.strip()), "")

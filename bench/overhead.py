@@ -26,9 +26,13 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from handoff.checker.checks import judge
+from handoff.checker.verdicts import Verdict
 from handoff.fact import Fact
+from handoff.protocol import ActionDone, Finished, Ready, Turn
+from handoff.runs.record import ScenarioRecord
 
-from bench.procs import Bench, handoff_command, python_command
+from bench.procs import Bench, handoff_command, python_command, run_record
 from bench.report import Section, Table
 from bench.stats import Summary, fmt, ratios
 
@@ -82,53 +86,56 @@ async def bare_handoff(bench: Bench, witness: str, fact: Fact) -> BareRun:
                    "" if ok else f"bare: answer {asked.get('answer')!r} does not name the fact")
 
 
-def tool_phases(result: dict, spawned_wall: float, exited_wall: float) -> dict[str, float]:
+def tool_phases(result: ScenarioRecord, spawned_wall: float, exited_wall: float) -> dict[str, float]:
     """Split a `handoff run cross-process` into phases from its workers' events.
 
     Every event carries ``t`` (the worker's wall clock when it was written); ``ready``
     carries ``runtime_start_ms`` and the actions and turns their own ``ms``. What the
     events cannot separate is named as a gap between two known instants."""
-    steps = {s["step"]: s for s in result["steps"]}
+    steps = {s.step: s.view() for s in result.steps}
     phases: dict[str, float] = {}
 
-    def events(step: str, kind: str, action: str | None = None) -> dict:
-        for event in steps[step]["events"]:
-            if event.get("event") == kind and (action is None or event.get("action") == action):
+    def events(step: str, kind: type, action: str | None = None):
+        for event in steps[step].events:
+            if isinstance(event, kind) and (action is None or event.action == action):
                 return event
-        raise KeyError(f"step {step} has no {kind} {action or ''}")
+        raise KeyError(f"step {step} has no {kind.__name__} {action or ''}")
 
     for step, opening in (("A", "create"), ("B", "resume")):
-        ready = events(step, "ready")
-        phases[f"{step}.runtime_start"] = ready["runtime_start_ms"]
-        phases[f"{step}.open"] = events(step, "action", opening)["ms"]
-        phases[f"{step}.turn"] = events(step, "turn")["ms"]
-        close = events(step, "action", "close")
-        phases[f"{step}.close"] = close["ms"]
-        phases[f"{step}.teardown"] = (events(step, "finished")["t"] - close["t"]) * 1000
-        phases[f"{step}.runtime_begins"] = ready["t"] - ready["runtime_start_ms"] / 1000
+        ready = events(step, Ready)
+        phases[f"{step}.runtime_start"] = ready.runtime_start_ms
+        phases[f"{step}.open"] = events(step, ActionDone, opening).ms
+        phases[f"{step}.turn"] = events(step, Turn).ms
+        close = events(step, ActionDone, "close")
+        phases[f"{step}.close"] = close.ms
+        phases[f"{step}.teardown"] = (events(step, Finished).t - close.t) * 1000
+        phases[f"{step}.runtime_begins"] = ready.t - ready.runtime_start_ms / 1000
     # B: from A's last line to B's runtime start: worker exit, a new process, its imports.
-    phases["B.before_runtime"] = (phases["B.runtime_begins"] - events("A", "finished")["t"]) * 1000
+    phases["B.before_runtime"] = (phases["B.runtime_begins"] - events("A", Finished).t) * 1000
     phases["cli_until_A_runtime"] = (phases.pop("A.runtime_begins") - spawned_wall) * 1000
     phases.pop("B.runtime_begins")
-    phases["after_B"] = (exited_wall - events("B", "finished")["t"]) * 1000
+    phases["after_B"] = (exited_wall - events("B", Finished).t) * 1000
     return phases
 
 
 async def tool_handoff(bench: Bench, fact: Fact) -> ToolRun:
     json_path = bench.new_dir("tool") / "run.json"
     done = await bench.run(*handoff_command("run", "cross-process", "--jobs", "1", "--json", str(json_path),
-                                            "--fact", fact.value, "--topic", fact.topic), graceful=True)
+                                            "--runs-dir", str(bench.runs_dir), "--fact", fact.value,
+                                            "--topic", fact.topic), graceful=True)
     exited_wall = done.spawned_wall + done.wall_ms / 1000
     if done.exit_code != 0 or not json_path.exists():
         return ToolRun(done.wall_ms, False, problem=f"handoff run exited {done.exit_code}: {done.stderr_tail.strip()[-300:]}")
-    payload = json.loads(json_path.read_text())
-    result = payload["results"][0]
-    kept = any(row["verdict"] == "kept" for row in payload["rows"] if row["kind"] == "ask")
+    record = run_record(json_path)
+    if record is None:
+        return ToolRun(done.wall_ms, False, problem=f"handoff run wrote no readable record to {json_path}")
+    result = record.scenarios[0]
+    kept = any(turn.verdict == Verdict.KEPT for turn in judge(record).turns if turn.kind == "ask")
     try:
         phases = tool_phases(result, done.spawned_wall, exited_wall)
     except KeyError as error:
         return ToolRun(done.wall_ms, False, problem=f"handoff run: events incomplete ({error})")
-    return ToolRun(done.wall_ms, kept, result.get("seconds", 0) * 1000, phases,
+    return ToolRun(done.wall_ms, kept, result.seconds * 1000, phases,
                    "" if kept else "handoff run: the ask turn was not judged kept")
 
 

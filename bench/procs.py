@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import shutil
 import signal
 import sys
@@ -22,10 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import psutil
 
+from handoff import protocol
 from handoff.hosts.base import worker_env
 from handoff.processes import ProcessTracker
+from handoff.runs.record import RunRecord
 from handoff.runtime_locator import locate_runtime
 from handoff.witness.launch import start_witness
 
@@ -48,35 +50,28 @@ class Finished:
 
 @dataclass
 class WorkerRun:
-    """One `python -m handoff.worker` step: its JSON events and its wall time."""
+    """One `python -m handoff.worker` step: its protocol events and its wall time."""
 
     finished: Finished
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[protocol.Event] = field(default_factory=list)
 
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("event") == kind]
-
-    def first(self, kind: str) -> dict[str, Any]:
-        found = self.of(kind)
-        return found[0] if found else {}
+    def first(self, kind: type) -> Any:
+        return next((e for e in self.events if isinstance(e, kind)), None)
 
     def action_ms(self, action: str) -> float | None:
-        for event in self.events:
-            if event.get("event") == "action" and event.get("action") == action:
-                return event.get("ms")
-        return None
+        return next((e.ms for e in self.events if isinstance(e, protocol.ActionDone) and e.action == action), None)
 
-    def turn(self) -> dict[str, Any]:
-        return self.first("turn")
+    def turn(self) -> protocol.Turn | None:
+        return self.first(protocol.Turn)
 
     @property
     def errors(self) -> list[str]:
-        return [f"{e.get('action')}: {e.get('message')}" for e in self.of("error")]
+        return [f"{e.action}: {e.message}" for e in self.events if isinstance(e, protocol.ActionFailed)]
 
     @property
     def ok(self) -> bool:
-        done = self.first("finished")
-        return bool(done.get("ok")) and self.finished.exit_code == 0 and not self.finished.timed_out
+        done = self.first(protocol.Finished)
+        return bool(done and done.ok) and self.finished.exit_code == 0 and not self.finished.timed_out
 
 
 class Bench:
@@ -92,6 +87,11 @@ class Bench:
         self._counter = 0
 
     # -- temporary places --------------------------------------------------------------
+
+    @property
+    def runs_dir(self) -> Path:
+        """Where the `handoff run`s a benchmark starts store their records (not .state/runs)."""
+        return self.root / "runs"
 
     def new_dir(self, prefix: str) -> Path:
         self._counter += 1
@@ -158,7 +158,7 @@ class Bench:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(process.wait()), 10)
 
-    async def worker(self, spec_json: str, timeout: float = STEP_TIMEOUT_SECONDS,
+    async def worker(self, spec_json: bytes, timeout: float = STEP_TIMEOUT_SECONDS,
                      on_spawn=None) -> WorkerRun:
         """One step in a new `python -m handoff.worker` process, fed a WorkerSpec on stdin as
         the coordinator does; ``on_spawn(pid)`` lets a caller sample the process's memory."""
@@ -172,7 +172,7 @@ class Bench:
                 on_spawn(process.pid)
             run = WorkerRun(Finished(None, 0.0, spawned_wall))
             try:
-                process.stdin.write(spec_json.encode())
+                process.stdin.write(spec_json)
                 await process.stdin.drain()
                 process.stdin.close()
                 await asyncio.wait_for(self._read_events(process, run.events), timeout)
@@ -190,10 +190,10 @@ class Bench:
         return run
 
     @staticmethod
-    async def _read_events(process: asyncio.subprocess.Process, events: list[dict[str, Any]]) -> None:
+    async def _read_events(process: asyncio.subprocess.Process, events: list[protocol.Event]) -> None:
         async for raw in process.stdout:
-            with contextlib.suppress(json.JSONDecodeError):
-                events.append(json.loads(raw))
+            with contextlib.suppress(protocol.ProtocolViolation):
+                events.append(protocol.decode(raw))
 
     # -- the end ---------------------------------------------------------------------------
 
@@ -205,6 +205,18 @@ class Bench:
         """Outside the event loop, last: nothing left running, nothing left on disk."""
         self.tracker.stop_all()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def run_record(json_path: Path) -> RunRecord | None:
+    """The record in a ``handoff run --json`` file, or None when there is none."""
+    try:
+        return msgspec.json.decode(json_path.read_bytes(), type=RunFile).record
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+class RunFile(msgspec.Struct):
+    record: RunRecord
 
 
 def python_command(*args: str) -> list[str]:

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Callable
 
 from handoff.fact import Fact
+from handoff.protocol import Ready
 
 from bench.handoffs import Handoff, worker_handoff
 from bench.procs import Bench
@@ -36,26 +36,11 @@ class Store:
     name: str
     own_homes: bool  # each process gets its own empty home (the store must carry the session)
     open: Callable[[Bench], contextlib.AbstractAsyncContextManager[StoreUrl]]
-    unavailable: str | None = None  # why it cannot run here, when it cannot
 
 
 @dataclass
 class Measured:
     handoffs: list[Handoff] = field(default_factory=list)
-
-
-def _provider_missing() -> str | None:
-    """None when the tool's database SessionFs provider is importable and wired into the
-    worker spec; otherwise why not."""
-    try:
-        from handoff.stores.database import connect  # noqa: F401
-        from handoff.worker.spec import WorkerSpec
-        from handoff.worker.store import WorkerStore  # noqa: F401
-    except ImportError as error:
-        return f"handoff.stores has no database provider yet ({error})"
-    if "store" not in {f.name for f in dataclasses.fields(WorkerSpec)}:
-        return "the worker spec has no `store` field yet"
-    return None
 
 
 @contextlib.asynccontextmanager
@@ -92,11 +77,10 @@ async def _postgres(bench: Bench) -> AsyncIterator[StoreUrl]:
 
 
 def stores() -> list[Store]:
-    missing = _provider_missing()
     return [
         Store("shared directory (one home for A and B)", False, _directory),
-        Store("SQLite via SessionFs (own empty homes)", True, _sqlite, missing),
-        Store("PostgreSQL via SessionFs (own empty homes)", True, _postgres, missing),
+        Store("SQLite via SessionFs (own empty homes)", True, _sqlite),
+        Store("PostgreSQL via SessionFs (own empty homes)", True, _postgres),
     ]
 
 
@@ -136,15 +120,10 @@ async def run(bench: Bench, repeats: int) -> Section:
                       method=__doc__.split("\n", 2)[2].strip())
     rows = []
     everything = stores()
-    chosen = [store for store in everything if not store.unavailable]
     failed: dict[str, str] = {}
-    measured = await _measure_all(bench, chosen, repeats, fact, failed)
+    measured = await _measure_all(bench, everything, repeats, fact, failed)
     baseline = everything[0].name
     for store in everything:
-        if store.unavailable:
-            rows.append([store.name, "not yet available", "", "", "", "", "", "", ""])
-            section.findings.append(f"{store.name}: not yet available — {store.unavailable}")
-            continue
         if store.name in failed and not measured[store.name].handoffs:
             rows.append([store.name, "failed", "", "", "", "", "", "", ""])
             section.problems.append(f"{store.name}: {failed[store.name]}")
@@ -161,13 +140,13 @@ async def run(bench: Bench, repeats: int) -> Section:
             "1" if store.name == baseline else fmt(Summary.of(paired), "×", 2),
             fmt(Summary.of(h.a.finished.wall_ms for h in good)),
             fmt(Summary.of(h.b.finished.wall_ms for h in good)),
-            fmt(Summary.of(h.b.first("ready").get("runtime_start_ms") for h in good)),
+            fmt(Summary.of(h.b.first(Ready).runtime_start_ms for h in good)),
             fmt(Summary.of(h.b.action_ms("resume") for h in good)),
-            fmt(Summary.of(h.b.turn().get("ms") for h in good)),
+            fmt(Summary.of(h.b.turn().ms for h in good)),
             f"{len(good)}/{len(handoffs)}",
         ])
     base = measured.get(baseline)
-    for store in chosen:
+    for store in everything:
         if store.name == baseline or not base or store.name not in measured:
             continue
         pairs = [(h, b) for h, b in zip(measured[store.name].handoffs, base.handoffs) if h.kept and b.kept]

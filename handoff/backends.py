@@ -1,38 +1,31 @@
 """Where the model behind a session comes from: the embedded witness, the GitHub Copilot
 service, or any OpenAI-compatible endpoint (Ollama, vLLM, a hosted API).
 
-Why a module of its own: `handoff lab` and `handoff run` both choose a backend, and in
-`run` the choice crosses into worker processes on other hosts, so it is plain data that (1) is checked before any process starts, so
-bad input is one line and exit 2, not a runtime failure half-way; (2) holds the *names*
-of environment variables, never a secret, so it can be printed, logged or sent to a
-worker process as JSON; and (3) becomes what the SDK wants (:meth:`Backend.model_source`)
-only inside the process that talks to the runtime, which reads the secret at that moment.
-
-It also owns turning the runtime's backend failures (a refused key, an endpoint that is
-not there) into a sentence that names the option to fix, since only it knows which
-option supplied the URL or the key.
+The choice itself is plain data (:class:`handoff.protocol.Backend`: a kind, a model and
+the *names* of the variables that hold secrets), so it can be printed, stored with a run
+and sent to a worker on another host. This module is the coordinator's side of it: it
+(1) checks the options before any process starts, so bad input is one line and exit 2,
+not a runtime failure half-way; (2) asks an endpoint once whether it answers
+(:func:`preflight`); and (3) turns the runtime's backend failures (a refused key, an
+endpoint that is not there) into a sentence that names the option to fix
+(:func:`explain`), since only it knows which option supplied the URL or the key. What
+the SDK is given is built inside the worker (handoff/worker/model.py).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Mapping
 from urllib.parse import urlsplit
 
 from handoff.errors import UserError
+from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, WITNESS, WITNESS_MODEL, Backend
 
-WITNESS = "witness"
-COPILOT = "copilot"
-OPENAI_COMPATIBLE = "openai-compatible"
 KINDS = (WITNESS, COPILOT, OPENAI_COMPATIBLE)
-
-WITNESS_MODEL = "handoff-witness"  # the name the witness reports; it answers to any name
 DEFAULT_COPILOT_MODEL = "claude-haiku-4.5"
 # The variables the Copilot runtime itself reads, in its order of precedence.
 TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
-NO_KEY = "no-key-configured"  # an endpoint such as Ollama ignores the key; the runtime needs one
 
 TOKEN_HINT = (
     "set COPILOT_GITHUB_TOKEN (or GH_TOKEN / GITHUB_TOKEN) to a GitHub token that may use "
@@ -41,101 +34,33 @@ TOKEN_HINT = (
 )
 
 
-@dataclass(frozen=True)
-class Backend:
-    """A validated backend choice. Secrets are referred to by variable name only."""
-
-    kind: str
-    model: str
-    provider_url: str | None = None  # openai-compatible: the endpoint's base URL (…/v1)
-    api_key_env: str | None = None  # openai-compatible: the variable holding its key
-    token_env: str | None = None  # copilot: the variable the GitHub token was found in
-
-    @property
-    def seen_on_the_wire(self) -> bool:
-        """Whether the tool can record what each request sent: the witness records it,
-        and an OpenAI-compatible endpoint is reached through the recording relay. The
-        Copilot service is reached by the runtime directly, so only its answers count."""
-        return self.kind != COPILOT
-
-    def describe(self) -> str:
-        """One line for people: what talks to the runtime, without any secret."""
-        if self.kind == COPILOT:
-            return f"GitHub Copilot service, model {self.model}, token from ${self.token_env}"
-        if self.kind == OPENAI_COMPATIBLE:
-            key = f"key from ${self.api_key_env}" if self.api_key_env else "no key"
-            return f"OpenAI-compatible endpoint {self.provider_url}, model {self.model}, {key}"
-        return f"embedded witness model ({self.model})"
-
-    def secret_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The variables holding this backend's secrets, with their values."""
-        environ = os.environ if environ is None else environ
-        names = [n for n in (self.token_env, self.api_key_env) if n]
-        return {n: environ[n] for n in names if environ.get(n)}
-
-    def secrets(self, environ: Mapping[str, str] | None = None) -> list[str]:
-        """The secret values this backend uses, so messages can be scrubbed of them."""
-        return list(self.secret_env(environ).values())
-
-    def scrub(self, text: str, environ: Mapping[str, str] | None = None) -> str:
-        """``text`` with every secret this backend uses replaced by ***."""
-        for secret in self.secrets(environ):
-            text = text.replace(secret, "***")
-        return text
-
-    def model_source(self, witness_url: str | None = None, headers: dict[str, str] | None = None,
-                     environ: Mapping[str, str] | None = None) -> Any:
-        """What :class:`handoff.worker.sdk.Runtime` takes: a BYOK ``Provider`` or the
-        ``CopilotService``. Imports the SDK, so call it only where the runtime runs.
-        ``witness_url`` is the witness, or for an OpenAI-compatible backend the relay in
-        front of the endpoint (`handoff run`); without it the endpoint is used directly.
-        The provider is built fresh for every runtime because the runtime does not store
-        it with the session: a resume must be given it again."""
-        from handoff.worker.sdk import CopilotService, Provider
-
-        environ = os.environ if environ is None else environ
-        if self.kind == COPILOT:
-            token = environ.get(self.token_env or "")
-            if not token:
-                raise UserError(f"${self.token_env} is no longer set: {TOKEN_HINT}")
-            return CopilotService(self.model, token)
-        if self.kind == OPENAI_COMPATIBLE:
-            key = environ.get(self.api_key_env) if self.api_key_env else NO_KEY
-            if not key:
-                raise UserError(f"--api-key-env {self.api_key_env}: that variable is not set or empty")
-            base_url = f"{witness_url}/v1" if witness_url else self.provider_url
-            return Provider(base_url, self.model, dict(headers or {}), api_key=key)
-        if not witness_url:
-            raise ValueError("the witness backend needs the witness's URL")
-        return Provider(f"{witness_url}/v1", self.model, dict(headers or {}))
-
-    def explain(self, message: str) -> str | None:
-        """A one-line, actionable reading of a runtime error about this backend, or None
-        when the error is not about the backend (a missing session, say)."""
-        status = re.search(r"\(HTTP (\d{3})\)", message)
-        unreachable = ("Could not connect", "ECONNREFUSED", "relay could not reach", "network fetch failed",
-                       "error sending request")
-        # Checked first: the runtime words a token check that never reached GitHub as
-        # "Authentication failed: ... network fetch failed", which is no refusal.
-        if any(sign in message for sign in unreachable):
-            if self.kind == OPENAI_COMPATIBLE:
-                return f"cannot reach the endpoint {self.provider_url}: is it running, and is --provider-url right?"
-            if self.kind == COPILOT:
-                return "cannot reach the GitHub Copilot service: this machine needs internet access for --backend copilot"
-            return None
-        refused = "Authentication failed" in message or (status and status.group(1) in ("401", "403"))
-        if refused:
-            code = f" (HTTP {status.group(1)})" if status else ""
-            if self.kind == COPILOT:
-                return f"the GitHub Copilot service refused the token from ${self.token_env}{code}: {TOKEN_HINT}"
-            if self.kind == OPENAI_COMPATIBLE:
-                if self.api_key_env:
-                    return (f"the endpoint {self.provider_url} refused the API key from ${self.api_key_env}{code}: "
-                            f"check that variable's value (it is not shown)")
-                return (f"the endpoint {self.provider_url} wants an API key{code}: "
-                        f"pass --api-key-env VAR, VAR being the variable that holds it")
-            return f"the witness model refused the request{code}"
+def explain(backend: Backend, message: str) -> str | None:
+    """A one-line, actionable reading of a runtime error about this backend, or None
+    when the error is not about the backend (a missing session, say)."""
+    status = re.search(r"\(HTTP (\d{3})\)", message)
+    unreachable = ("Could not connect", "ECONNREFUSED", "relay could not reach", "network fetch failed",
+                   "error sending request")
+    # Checked first: the runtime words a token check that never reached GitHub as
+    # "Authentication failed: ... network fetch failed", which is no refusal.
+    if any(sign in message for sign in unreachable):
+        if backend.kind == OPENAI_COMPATIBLE:
+            return f"cannot reach the endpoint {backend.provider_url}: is it running, and is --provider-url right?"
+        if backend.kind == COPILOT:
+            return "cannot reach the GitHub Copilot service: this machine needs internet access for --backend copilot"
         return None
+    refused = "Authentication failed" in message or (status and status.group(1) in ("401", "403"))
+    if refused:
+        code = f" (HTTP {status.group(1)})" if status else ""
+        if backend.kind == COPILOT:
+            return f"the GitHub Copilot service refused the token from ${backend.token_env}{code}: {TOKEN_HINT}"
+        if backend.kind == OPENAI_COMPATIBLE:
+            if backend.api_key_env:
+                return (f"the endpoint {backend.provider_url} refused the API key from ${backend.api_key_env}{code}: "
+                        f"check that variable's value (it is not shown)")
+            return (f"the endpoint {backend.provider_url} wants an API key{code}: "
+                    f"pass --api-key-env VAR, VAR being the variable that holds it")
+        return f"the witness model refused the request{code}"
+    return None
 
 
 def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: str | None,
@@ -190,7 +115,7 @@ def preflight(backend: Backend, environ: Mapping[str, str] | None = None, timeou
     try:
         urllib.request.urlopen(request, timeout=timeout).close()
     except urllib.error.HTTPError as error:
-        explained = backend.explain(f"(HTTP {error.code})")
+        explained = explain(backend, f"(HTTP {error.code})")
         if explained:
             raise UserError(explained) from None
     except (urllib.error.URLError, OSError) as error:

@@ -1,7 +1,9 @@
 """The `handoff` command. Thin on purpose: parse, call, print, choose the exit code.
 
-Exit codes: 0 every scenario came out as its file expects, 1 some did not, 2 bad input
-(the message says what and how to fix it), 3 the tool itself failed, 130 interrupted.
+Exit codes (handoff.checker.verdicts.ExitCode): 0 every verdict as its scenario expects;
+1 some verdict contradicted its expectation; 2 bad input (the message says what and how
+to fix it); 3 the tool itself failed; 4 nothing contradicted, but some turns could not
+be judged (unknown, crashed) or nothing was judged at all; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -13,13 +15,18 @@ from typing import Annotated, Optional
 
 import typer
 
-from handoff import report, runner, scenario as scenarios
-from handoff.coordinator import CoordinatorError
+from handoff import report
+from handoff import scenario as scenarios
+from handoff.checker.verdicts import ExitCode
 from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE, Fact
 from handoff.hosts import SshTarget
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Measure what Copilot SDK session persistence keeps.")
+EXIT_CODES = ("Exit codes: 0 every verdict as expected; 1 some verdict contradicted its expectation; 2 bad input; "
+              "3 the tool itself failed; 4 nothing contradicted, but some turns could not be judged (unknown, "
+              "crashed) or none were; 130 interrupted.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help=f"Measure what Copilot SDK session persistence keeps.\n\n{EXIT_CODES}")
 
 
 # The model backend options, shared by `run` and `lab` (see handoff.backends).
@@ -34,6 +41,11 @@ ApiKeyEnvOption = Annotated[Optional[str], typer.Option(
     metavar="VAR", help="openai-compatible: the NAME of the variable holding the API key.")]
 
 
+RunsDirOption = Annotated[Optional[Path], typer.Option(
+    "--runs-dir", metavar="DIR", envvar="HANDOFF_RUNS_DIR",
+    help="Where runs are stored (default: .state/runs in this project).")]
+
+
 def _fail(message: str, code: int) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
@@ -45,7 +57,7 @@ def run(
     fact: str = typer.Option(DEFAULT_VALUE, help="The value the model is asked to remember."),
     topic: str = typer.Option(DEFAULT_TOPIC, help="What the value is a favourite of."),
     jobs: int = typer.Option(os.cpu_count() or 1, min=1, help="Scenarios run at once."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Also write full results here."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Also write the run's record and judgement here."),
     keep: Optional[Path] = typer.Option(None, help="Copy the run's homes, logs and evidence here."),
     host: list[str] = typer.Option(
         None, metavar="NAME=ssh://user@machine[:port][/home][?project=DIR]",
@@ -62,9 +74,14 @@ def run(
     spawn_workers: bool = typer.Option(False, "--spawn-workers", help="Start every local worker as a new interpreter "
                                        "instead of forking it from the zygote that has the SDK imported (slower; "
                                        "for comparison)."),
+    runs_dir: RunsDirOption = None,
 ) -> None:
-    """Run scenarios and print the table of which turns kept the context."""
-    from handoff import backends
+    """Run scenarios and print the table of which turns kept the context.
+
+    The run is stored under .state/runs/ (`handoff runs`, `handoff report`, `handoff diff`)."""
+    from handoff import backends, coordinator
+    from handoff.checker.checks import judge
+    from handoff.runs import store as runs
 
     try:
         chosen_backend = backends.choose(backend, model, provider_url, api_key_env)
@@ -75,18 +92,22 @@ def run(
         if store is not None and not store.startswith(("postgres://", "postgresql://")):
             raise UserError(f"--store {store}: give a PostgreSQL URL such as postgresql://user@host:5432/db")
         jobs = _jobs_for_memory(jobs, chosen)
-        outcome = runner.run(chosen, Fact(fact, topic), jobs, keep, remote, store, chosen_backend,
-                             fork_workers=not spawn_workers)
+        settings = coordinator.RunSettings(fact=Fact(fact, topic), jobs=jobs, backend=chosen_backend,
+                                           remote_hosts=remote, store_url=store, fork_workers=not spawn_workers)
+        record = coordinator.run(chosen, settings, keep)
     except UserError as error:
-        raise _fail(str(error), 2)
-    except CoordinatorError as error:
-        raise _fail(str(error), 3)
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+    except coordinator.CoordinatorError as error:
+        raise _fail(str(error), ExitCode.TOOL_FAILED)
     except KeyboardInterrupt:
-        raise _fail("interrupted; every worker, runtime and temporary file was removed", 130)
-    typer.echo(report.render(outcome.results, outcome.rows, fact))
+        raise _fail("interrupted; every worker, runtime and temporary file was removed", ExitCode.INTERRUPTED)
+    stored = runs.save(record, runs_dir or runs.RUNS_DIR)
+    judgement = judge(record)
+    typer.echo(report.render(judgement))
+    typer.echo(f"\nStored as {record.id} ({stored}): `handoff report {record.id}` shows it again.", err=True)
     if json_path is not None:
-        report.write_json(json_path, outcome.results, outcome.rows)
-    raise typer.Exit(0 if outcome.all_as_expected else 1)
+        _write_atomically(json_path, report.as_json(record, judgement))
+    raise typer.Exit(judgement.exit_code())
 
 
 def _jobs_for_memory(requested: int, chosen: list) -> int:
@@ -125,6 +146,70 @@ def list_scenarios() -> None:
         raise _fail(str(error), 2)
     for item in loaded:
         typer.echo(f"{item.name:28} {item.title}")
+
+
+@app.command("runs")
+def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this many, newest last.")] = 20,
+              runs_dir: RunsDirOption = None) -> None:
+    """List stored runs: when, which scenarios, how they came out, on which versions."""
+    from handoff.runs.listing import runs_table
+    from handoff.runs.store import RUNS_DIR
+
+    typer.echo(runs_table(limit, runs_dir or RUNS_DIR))
+
+
+FormatOption = Annotated[str, typer.Option("--format", help="table, markdown or json.")]
+
+
+@app.command("report")
+def report_run(
+    run_ref: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="A run id (or a unique part of it), "
+                                                     "or a run directory. Default: the latest.")] = None,
+    form: FormatOption = "table",
+    runs_dir: RunsDirOption = None,
+) -> None:
+    """Judge a stored run again, from its raw events, with this version's checker, and print it.
+
+    Exits as `handoff run` would for that judgement."""
+    from handoff.checker.checks import judge
+    from handoff.runs import store as runs
+
+    try:
+        if form not in report.FORMATS:
+            raise UserError(f"--format {form}: choose one of {', '.join(report.FORMATS)}")
+        record = runs.load(run_ref, runs_dir or runs.RUNS_DIR).record
+    except UserError as error:
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+    judgement = judge(record)
+    typer.echo(report.rendered(record, judgement, form))
+    raise typer.Exit(judgement.exit_code())
+
+
+@app.command("diff")
+def diff_runs(
+    before: Annotated[str, typer.Argument(metavar="RUN_A")],
+    after: Annotated[str, typer.Argument(metavar="RUN_B")],
+    runs_dir: RunsDirOption = None,
+) -> None:
+    """The turns whose verdict or evidence differ between two stored runs (exit 0 when none do, 1 when some do)."""
+    from handoff.checker.checks import judge
+    from handoff.runs import diff
+    from handoff.runs import store as runs
+
+    try:
+        root = runs_dir or runs.RUNS_DIR
+        old, new = judge(runs.load(before, root).record), judge(runs.load(after, root).record)
+    except UserError as error:
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+    typer.echo(diff.render(old, new))
+    raise typer.Exit(1 if diff.differences(old, new) else 0)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """A reader never sees a half-written file."""
+    temporary = path.with_name(path.name + ".partial")
+    temporary.write_bytes(data)
+    temporary.replace(path)
 
 
 sessions_app = typer.Typer(help="The session registry kept in a database store.")
@@ -179,19 +264,23 @@ def lab(
                               "terminal finds the session (your ~/.copilot is not touched)."),
     fact: str = typer.Option(DEFAULT_VALUE, help="The value the model is asked to remember."),
     topic: str = typer.Option(DEFAULT_TOPIC, help="What the value is a favourite of."),
+    runs_dir: RunsDirOption = None,
 ) -> None:
-    """Lab 05 ("sessions"): the lab's transcript on the real runtime.
+    """Lab 05 ("sessions"): the lab's transcript on the real runtime (stored as a run, like `handoff run`).
 
     Exit codes: 0 the resumed session named the fact, 1 it did not, 2 bad input or
     configuration (unknown id, no token, a refused key), 3 something else failed,
     130 interrupted."""
-    from handoff import backends, lab as labs
+    from handoff import backends
+    from handoff import lab as labs
+    from handoff.runs import store as runs
 
     try:
         chosen = backends.choose(backend, model, provider_url, api_key_env)
         options = labs.LabOptions(chosen, Fact(fact, topic), home or labs.DEFAULT_HOME, session_id, resume,
                                   resume_most_recent, third_turn)
-        code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True))
+        code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True),
+                            keep=lambda record: runs.save(record, runs_dir or runs.RUNS_DIR))
     except UserError as error:
         raise _fail(str(error), 2)
     except labs.LabFailure as error:

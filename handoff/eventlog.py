@@ -14,10 +14,13 @@ and ``data``. Three facts in it matter for a handoff proof:
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from handoff.protocol import EventLog
 
 
 @dataclass(frozen=True)
@@ -90,3 +93,19 @@ def summarize_file(path: Path) -> EventLogSummary | None:
 
 def events_path(home: Path, session_id: str) -> Path:
     return home / "session-state" / session_id / "events.jsonl"
+
+
+def report(session_id: str, text: str | None) -> EventLog:
+    """The ``eventlog`` event a worker sends about a session's log (``text``, None when
+    there is no log)."""
+    if text is None:
+        return EventLog(t=time.time(), session_id=session_id, found=False)
+    summary = summarize(*parse_events(text.splitlines()))
+    last = summary.last_resume
+    return EventLog(
+        t=time.time(), session_id=session_id, found=True, events=summary.events, starts=summary.starts,
+        resumes=len(summary.resumes), closed_before_resume=last.closed_before if last else None,
+        resume_event_count=last.event_count if last else None,
+        already_in_use=last.already_in_use if last else None,
+        branch_points=summary.branch_points, unreadable_lines=summary.unreadable_lines,
+    )

@@ -18,6 +18,8 @@ import time
 
 import psutil
 
+from handoff import runtime_markers
+
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -63,20 +65,25 @@ class ProcessTracker:
 
         The group goes first, in one signal, so a worker and its runtime die at the same
         instant (a crash must not give the runtime a moment to notice and shut down);
-        then any descendant that left the group."""
+        then any descendant that left the group. A Copilot runtime killed this way cannot
+        remove its in-use marker files, so they are noted first and removed after."""
         victims = []
         with contextlib.suppress(psutil.NoSuchProcess):
             root = psutil.Process(pid)
             victims = [root, *root.children(recursive=True)]
-        if pid in self._groups:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-        for process in victims:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
-        # Our own children are reaped by whoever awaits them (asyncio); waiting on them
-        # here would steal their exit status from it.
-        psutil.wait_procs([p for p in victims if p.pid not in self._pids], timeout=5)
+        markers = runtime_markers.held_by(victims)
+        try:
+            if pid in self._groups:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+            for process in victims:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    process.kill()
+            # Our own children are reaped by whoever awaits them (asyncio); waiting on them
+            # here would steal their exit status from it.
+            psutil.wait_procs([p for p in victims if p.pid not in self._pids], timeout=5)
+        finally:
+            runtime_markers.remove(markers)
 
     def forget(self, pid: int) -> None:
         self._pids.discard(pid)
@@ -133,10 +140,14 @@ class ProcessTracker:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
         leftovers = self.alive() + self._born_since_start()
-        for process in leftovers:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                process.kill()
-        psutil.wait_procs(leftovers, timeout=5)
+        markers = runtime_markers.held_by(leftovers)
+        try:
+            for process in leftovers:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    process.kill()
+            psutil.wait_procs(leftovers, timeout=5)
+        finally:
+            runtime_markers.remove(markers)
         self.reap_orphans()
 
     @staticmethod

@@ -3,8 +3,8 @@
 A running runtime (1.0.102) holds ``inuse.<pid>.hold`` open, beside an ``inuse.<pid>.lock``,
 in the directory it unpacked itself into, and removes both when it exits. SIGKILL gives
 it no chance and nothing removes them later, so every crash scenario would leave two
-files behind per run. The coordinator notes the markers of a worker's runtimes before it
-kills them on purpose and removes them afterwards.
+files behind per run. Whoever kills processes (handoff/processes.py) notes the markers
+they hold before the kill and removes them afterwards.
 
 Only files named for the killed process's own pid are touched, its pid as the runtime
 itself sees it (inside a simulated host's PID namespace that is not our number for it).
@@ -29,18 +29,17 @@ class Marker:
     name: str  # inuse.<pid>.hold
 
 
-def held_by_runtimes_of(worker_pid: int) -> list[Marker]:
-    """The in-use markers held open by the processes under ``worker_pid``. The caller
-    must pass the result to :func:`remove`, which also closes the directories."""
+def held_by(processes: list[psutil.Process]) -> list[Marker]:
+    """The in-use markers held open by ``processes``. The caller must pass the result to
+    :func:`remove`, which also closes the directories."""
     markers = []
-    with contextlib.suppress(psutil.Error):
-        for process in psutil.Process(worker_pid).children(recursive=True):
-            with contextlib.suppress(psutil.Error, OSError):
-                own = f"inuse.{_own_pid(process.pid)}.hold"
-                for path in _open_paths(process.pid):
-                    if path.name == own:
-                        seen_from_here = f"/proc/{process.pid}/root{path.parent}"
-                        markers.append(Marker(os.open(seen_from_here, os.O_RDONLY | os.O_DIRECTORY), own))
+    for process in processes:
+        with contextlib.suppress(psutil.Error, OSError):
+            own = f"inuse.{_own_pid(process.pid)}.hold"
+            for path in _open_paths(process.pid):
+                if path.name == own:
+                    seen_from_here = f"/proc/{process.pid}/root{path.parent}"
+                    markers.append(Marker(os.open(seen_from_here, os.O_RDONLY | os.O_DIRECTORY), own))
     return markers
 
 

@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from handoff.checker.verdicts import EXPECTABLE
 from handoff.errors import UserError
-from handoff.worker.spec import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
+from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
 
-VERDICTS = ("kept", "lost", "unknown", "refused", "no-provider")
 HOMES = ("shared", "own", "copied")
 HOST_KINDS = ("namespace", "ssh")
 CRASHES = ("process-tree", "sdk-process")
@@ -89,7 +89,7 @@ class Scenario:
     session_id: str | None = None  # a fixed id, as an app with stable ids would use
     hosts: dict[str, str] = field(default_factory=dict)  # name -> kind, besides "local"
     store: str = "home"  # where session files go: the runtime's home, or a database via SessionFs
-    path: Path | None = None
+    path: str | None = None  # the file it was loaded from
 
     @property
     def host_kinds(self) -> set[str]:
@@ -157,7 +157,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
         wait=float(read.get("wait", (int, float), 0.0)),
         tamper=read.get("tamper", bool, False),
         forked=read.get("forked", bool, None),
-        expect=read.get("expect", str, None, VERDICTS),
+        expect=read.get("expect", str, None, EXPECTABLE),
         closed_before_resume=read.get("closed_before_resume", bool, None),
         provider=read.get("provider", str, "passed", PROVIDERS),
     )
@@ -201,7 +201,7 @@ def load(path: Path) -> Scenario:
         session_id=read.get("session_id", str, None),
         hosts=hosts,
         store=read.get("store", str, "home", STORES),
-        path=path,
+        path=str(path),
     )
 
 

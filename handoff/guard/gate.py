@@ -10,6 +10,8 @@ lease.
 
 from __future__ import annotations
 
+import asyncio
+
 from handoff.guard.ids import IdRejected, check_session_id
 from handoff.guard.receipt import Receipt, changes_since
 from handoff.registry import Registry
@@ -28,6 +30,7 @@ class Gate:
         self.principal = principal
         self.holder = holder
         self.reuse = reuse
+        self._renewing: asyncio.Task | None = None
 
     def admit_create(self, session_id: str) -> bool:
         """Check a create; True when it must become a resume (reuse of an existing id)."""
@@ -61,11 +64,22 @@ class Gate:
         if not self.registry.take_lease(session_id, self.holder, LEASE_SECONDS):
             raise Refused("another writer holds this session's lease: resume refused")
 
-    def renew(self, session_id: str) -> None:
-        self.registry.take_lease(session_id, self.holder, LEASE_SECONDS)
+    def keep_lease(self, session_id: str) -> None:
+        """Renew the lease while the session is open (until :meth:`closed`); a holder
+        killed meanwhile stops renewing, so its lease runs out and a later writer may
+        take over."""
+
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(LEASE_SECONDS / 3)
+                self.registry.take_lease(session_id, self.holder, LEASE_SECONDS)
+
+        self._renewing = asyncio.get_running_loop().create_task(renew())
 
     def closed(self, session_id: str, log_text: str | None) -> None:
         """At close: leave a receipt for the next resume, and let the next writer in."""
+        if self._renewing is not None:
+            self._renewing.cancel()
         self.registry.record_receipt(session_id, Receipt.of(log_text or "").to_json())
         self.registry.release_lease(session_id, self.holder)
 

@@ -1,4 +1,5 @@
-"""Hosts: where a step's worker runs (see base.py for the protocol)."""
+"""Hosts: where a step's worker runs (base.py says what a host is), and how workers get
+there (zygote.py forks them, entering.py moves a forked one into a namespace host)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import os
 import shutil
 from pathlib import Path
 
-from handoff.hosts.base import Host, LocalHost
+from handoff.hosts.base import Host
+from handoff.hosts.local import LocalHost
 from handoff.hosts.namespace import NamespaceHost
-from handoff.hosts.network import Lan
+from handoff.hosts.network import Lan, NetworkError
 from handoff.hosts.ssh import SSHD, NamespaceSshHost, SshHost, SshTarget
 
-__all__ = ["Host", "LocalHost", "NamespaceHost", "NamespaceSshHost", "SshHost", "SshTarget", "Lan",
+__all__ = ["Host", "LocalHost", "NamespaceHost", "NamespaceSshHost", "SshHost", "SshTarget", "Lan", "NetworkError",
            "missing_capability"]
 
 

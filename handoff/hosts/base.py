@@ -1,21 +1,20 @@
 """Where a worker runs. A host starts ``python -m handoff.worker`` somewhere and hands
 back the process whose stdin takes the WorkerSpec and whose stdout carries its events.
 
-Three kinds: ``local`` (a subprocess here), ``namespace`` (a simulated machine made of
-Linux namespaces) and ``ssh`` (a worker started over OpenSSH, on a namespace host running
-a real sshd, or on a real machine given with ``--host NAME=ssh://...``).
+Three kinds: ``local`` (a process here, local.py), ``namespace`` (a simulated machine made
+of Linux namespaces, namespace.py) and ``ssh`` (a worker started over OpenSSH, on a
+namespace host running a real sshd, or on a real machine given with ``--host
+NAME=ssh://...``, ssh.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from abc import ABC, abstractmethod
 from pathlib import Path
 
 from handoff.processes import ProcessTracker
-from handoff.worker.zygote import Zygote
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Credentials a worker gets only when its backend needs them (the Copilot token with
@@ -44,9 +43,16 @@ def worker_env(passed: tuple[str, ...] = (), user_dir: str | None = None) -> dic
 
 
 class Host(ABC):
+    """A place a worker runs. What it can do is said by its properties, which the
+    coordinator asks instead of looking at its class."""
+
     kind: str
     passed_env: tuple[str, ...] = ()  # scrubbed variables this run's workers do need
     carries_environment = True  # False: the worker does not get this process's environment
+    sees_run_files = False  # True: the worker can open files under the run's directory (a registry file)
+    on_simulated_lan = False  # True: it reaches the run's services at the LAN gateway, not on loopback
+    reaches_internet = True  # False: a simulated host has no route out
+    has_own_runtime = False  # True: it runs the runtime installed on its own machine, not ours
 
     def __init__(self, name: str):
         self.name = name
@@ -65,27 +71,3 @@ class Host(ABC):
 
     async def close(self) -> None:
         """Release what the host holds (its processes are the tracker's to kill)."""
-
-
-class LocalHost(Host):
-    """This machine. With a zygote, workers are forked from it, SDK already imported.
-    Its workers run with a user directory of their own (``.state/hosts/local``), as each
-    simulated host's do: the runtimes a crash scenario kills leave their in-use markers
-    there, not in the real user's ~/.cache."""
-
-    kind = "local"
-
-    def __init__(self, name: str, zygote: Zygote | None = None):
-        super().__init__(name)
-        self.zygote = zygote
-        self.user_dir = USER_DIRS / "local"
-        self.user_dir.mkdir(parents=True, exist_ok=True)
-
-    async def start_worker(self, tracker, store, stderr, cwd):
-        env = worker_env(self.passed_env, str(self.user_dir))
-        if self.zygote is not None:
-            return await self.zygote.fork(env, cwd, stderr)
-        return await tracker.spawn(sys.executable, "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=env, **PIPES)
-
-    def home(self, store: Path) -> str:
-        return str(store)

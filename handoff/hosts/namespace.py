@@ -23,8 +23,8 @@ from pathlib import Path
 
 from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, worker_env
 from handoff.hosts.network import Lan
+from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
-from handoff.worker.zygote import Zygote
 
 INSIDE = "/mnt"
 HOME_INSIDE = f"{INSIDE}/home"
@@ -77,6 +77,8 @@ mount -t sysfs sysfs /sys
 
 class NamespaceHost(Host):
     kind = "namespace"
+    on_simulated_lan = True
+    reaches_internet = False
 
     def __init__(self, name: str, lan: Lan, hidden: list[Path], zygote: Zygote | None = None):
         super().__init__(name)

@@ -54,10 +54,17 @@ class SshTarget:
         project = parse_qs(parts.query).get("project", ["~/copilot-handoff"])[0]
         return cls(parts.username or "root", parts.hostname, port, parts.path or "~/.copilot-handoff/home", project)
 
+    def describe(self) -> str:
+        return f"ssh://{self.user}@{self.address}:{self.port}{self.home}?project={self.project}"
+
 
 class SshHost(Host):
+    """A real machine given with --host NAME=ssh://...: it has its own runtime and its
+    own route out; the witness is reached through a reverse port forward."""
+
     kind = "ssh"
     carries_environment = False  # sshd passes no environment on: secrets go in the spec
+    has_own_runtime = True
 
     def __init__(self, name: str, target: SshTarget, witness_host: str, witness_port: int,
                  ssh_options: list[str] | None = None):
@@ -90,6 +97,10 @@ class SshHost(Host):
 
 class NamespaceSshHost(SshHost):
     """An sshd on a namespace host: a second machine reached only through SSH."""
+
+    on_simulated_lan = True
+    reaches_internet = False
+    has_own_runtime = False  # it shares this machine's installed software, as namespace hosts do
 
     worker_environment = f"NODE_COMPILE_CACHE={COMPILE_CACHE} "  # sshd passes no environment on
 

@@ -13,10 +13,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from handoff.fact import Fact, quote
-
-TAMPERED_VALUE = "Tampered Value"
-
 
 def session_state(home: Path, session_id: str) -> Path:
     return home / "session-state" / session_id
@@ -28,12 +24,3 @@ def prepare_home(workdir: Path, step: str, kind: str, previous: Path | None, ses
     if kind == "copied" and previous is not None and session_state(previous, session_id).is_dir():
         shutil.copytree(session_state(previous, session_id), session_state(home, session_id))
     return home
-
-
-def tamper_with_fact(home: Path, session_id: str, fact: Fact) -> None:
-    """Edit the stored log as someone with write access to the store could: the fact the
-    user stated becomes another value, and the log stays valid JSON lines."""
-    log = session_state(home, session_id) / "events.jsonl"
-    text = log.read_text(encoding="utf-8")
-    # the value sits inside a JSON string, so its quote-escaped form is what is stored
-    log.write_text(text.replace(quote(fact.value), quote(TAMPERED_VALUE)), encoding="utf-8")

@@ -129,6 +129,17 @@ class PostgresDatabase(Database):
         self.execute("SELECT pg_advisory_xact_lock(hashtext('handoff schema'))")
 
 
+def redacted(url: str | None) -> str | None:
+    """A store's address with its password, if any, replaced by ***: what may be shown or
+    stored with a run."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    if parts.password:
+        return url.replace(f":{parts.password}@", ":***@")
+    return url
+
+
 def sqlite_url(path: Path) -> str:
     return f"sqlite://{path.resolve()}"
 

@@ -1,19 +1,48 @@
-"""A worker's side of a database store: the session files behind the SessionFs
-provider, and the registry that records who made which session where."""
+"""A worker's side of where sessions are kept, one interface for both kinds:
+
+* :class:`HomeStore` — the runtime's own home directory (``session-state/<id>/``), with an
+  optional registry file beside it for owners and receipts;
+* :class:`DatabaseStore` — a database reached through the SDK's SessionFs provider, with
+  the registry in the same database.
+
+Either way the worker reads a session's event log through :meth:`events_text`, exactly
+as stored, for its own evidence and for the guard's receipts.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Callable
+
+from handoff.eventlog import events_path
 from handoff.registry import Registry
 from handoff.stores.database import connect
 from handoff.stores.files import SessionFiles
 
 
-class WorkerStore:
-    def __init__(self, url: str, home: str):
+class HomeStore:
+    files: Callable[[str], SessionFiles] | None = None  # no SessionFs provider: the runtime writes its home
+
+    def __init__(self, home: Path, registry_url: str | None):
+        self.home = home
+        self._database = connect(registry_url) if registry_url else None
+        self.registry = Registry(self._database) if self._database else None
+
+    def events_text(self, session_id: str) -> str | None:
+        path = events_path(self.home, session_id)
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+    def close(self) -> None:
+        if self._database:
+            self._database.close()
+
+
+class DatabaseStore:
+    def __init__(self, url: str, home: Path):
         self.database = connect(url)
         SessionFiles.create_schema(self.database)
         self.registry = Registry(self.database)
-        self.home = home
+        self.home = str(home)
         self._files: dict[str, SessionFiles] = {}
 
     def files(self, session_id: str) -> SessionFiles:
@@ -28,3 +57,7 @@ class WorkerStore:
 
     def close(self) -> None:
         self.database.close()
+
+
+def open_store(database_url: str | None, registry_url: str | None, home: Path) -> HomeStore | DatabaseStore:
+    return DatabaseStore(database_url, home) if database_url else HomeStore(home, registry_url)

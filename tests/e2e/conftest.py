@@ -15,9 +15,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from handoff import runner, scenario
+from dataclasses import dataclass
+
+from handoff import coordinator, scenario
+from handoff.checker.checks import judge
+from handoff.checker.verdicts import RunJudgement, TurnJudgement
 from handoff.fact import Fact
 from handoff.hosts.base import USER_DIRS
+from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
 
 OTHER_FACT = Fact("Champions", "customer tier")
@@ -49,16 +54,40 @@ def dead_runtime_markers() -> list[Path]:
             if not (m.is_relative_to(local) and psutil.pid_exists(int(m.name.split(".")[1])))]
 
 
-@pytest.fixture(scope="session")
-def default_matrix():
-    chosen = scenario.select([])
-    return chosen, runner.run(chosen, Fact(), jobs=2)
+@dataclass(frozen=True)
+class Outcome:
+    """A run's record and its judgement, with the lookups the tests make."""
+
+    record: RunRecord
+    judgement: RunJudgement
+
+    def scenario(self, name: str) -> ScenarioRecord:
+        return next(s for s in self.record.scenarios if s.name == name)
+
+    def steps(self, name: str) -> dict[str, StepEvents]:
+        return {step.step: step.view() for step in self.scenario(name).steps}
+
+    def turns(self, name: str | None = None) -> list[TurnJudgement]:
+        return [t for t in self.judgement.turns if name is None or t.scenario == name]
+
+    def asked(self, name: str) -> list[TurnJudgement]:
+        return [t for t in self.turns(name) if t.kind == "ask"]
+
+
+def run_scenarios(chosen: list, fact: Fact = Fact(), **settings) -> Outcome:
+    settings.setdefault("jobs", 1)
+    record = coordinator.run(chosen, coordinator.RunSettings(fact=fact, **settings))
+    return Outcome(record, judge(record))
 
 
 @pytest.fixture(scope="session")
-def other_fact_matrix():
-    chosen = scenario.select([])
-    return chosen, runner.run(chosen, OTHER_FACT, jobs=2)
+def default_matrix() -> Outcome:
+    return run_scenarios(scenario.select([]), Fact(), jobs=2)
+
+
+@pytest.fixture(scope="session")
+def other_fact_matrix() -> Outcome:
+    return run_scenarios(scenario.select([]), OTHER_FACT, jobs=2)
 
 
 @pytest.fixture

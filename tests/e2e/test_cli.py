@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from handoff.cli import app
+from handoff.hosts import missing_capability
 
 from tests.e2e.conftest import handoff_processes
 from tests.e2e.test_hosts import handoff_network_leftovers
@@ -76,8 +77,8 @@ def test_a_wrong_expectation_fails_the_run(tmp_path):
     result = runner.invoke(app, ["run", str(wrong), "--json", str(out)])
     assert result.exit_code == 1, result.output
     assert "NOT as expected: isolated-store-claims-kept" in result.output
-    rows = json.loads(out.read_text())["rows"]
-    assert [r["verdict"] for r in rows if r["kind"] == "ask"] == ["lost"]
+    [scenario] = json.loads(out.read_text())["judgement"]["scenarios"]
+    assert [(t["verdict"], t["as_expected"]) for t in scenario["turns"] if t["kind"] == "ask"] == [("lost", False)]
 
 
 def test_unknown_host_name_is_bad_input():
@@ -117,3 +118,53 @@ def test_ctrl_c_mid_step_leaves_nothing_behind(names):
     assert handoff_network_leftovers() == []
     left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith("handoff-run-")}
     assert left == set()
+
+
+DOOMED = """
+title = "A host that cannot be made"
+proves = "-"
+does_not_prove = "-"
+
+[hosts]
+doomed = "namespace"
+
+[[steps]]
+name = "A"
+host = "doomed"
+actions = ["create", "tell", "close"]
+
+[[steps]]
+name = "B"
+actions = ["resume", "ask", "close"]
+expect = "kept"
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(missing_capability("namespace") is not None, reason=str(missing_capability("namespace")))
+def test_a_host_that_cannot_be_made_crashes_only_its_own_scenario(tmp_path, monkeypatch):
+    """The namespace of one scenario's host cannot be created: that scenario's row says
+    crashed, with the reason; the two others run and are judged; the run exits 4."""
+    from handoff.hosts.network import Lan, NetworkError
+
+    real_add_host = Lan.add_host
+
+    def add_host(lan, name):
+        if name == "doomed":
+            raise NetworkError("`ip netns add` failed: the test refused to make this namespace")
+        return real_add_host(lan, name)
+
+    monkeypatch.setattr(Lan, "add_host", add_host)
+    doomed = tmp_path / "doomed-host.toml"
+    doomed.write_text(DOOMED, encoding="utf-8")
+    out = tmp_path / "run.json"
+    result = runner.invoke(app, ["run", "cross-process", str(doomed), "isolated-store", "--json", str(out)])
+    assert result.exit_code == 4, result.output
+    assert "crashed" in result.output and "the test refused to make this namespace" in result.output
+    assert "could not be judged: doomed-host" in result.output
+    scenarios = {s["name"]: s for s in json.loads(out.read_text())["judgement"]["scenarios"]}
+    assert "the test refused" in scenarios["doomed-host"]["crashed"]
+    for name in ("cross-process", "isolated-store"):
+        asked = [t for t in scenarios[name]["turns"] if t["kind"] == "ask"]
+        assert [t["as_expected"] for t in asked] == [True], name
+    assert handoff_network_leftovers() == []

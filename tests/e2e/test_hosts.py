@@ -13,13 +13,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from handoff import coordinator, runner, scenario
+from handoff import scenario
+from handoff.coordinator import placement
 from handoff.fact import Fact
 from handoff.hosts import Lan, NamespaceHost, missing_capability
 from handoff.hosts.base import PROJECT_ROOT
 from handoff.processes import ProcessTracker
-from handoff.worker.zygote import Zygote
-from tests.e2e.conftest import dead_runtime_markers
+from handoff.hosts.zygote import Zygote
+from tests.e2e.conftest import dead_runtime_markers, run_scenarios
 
 pytestmark = [
     pytest.mark.e2e,
@@ -142,20 +143,17 @@ def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home
 
 
 def test_cross_machine_rows_ran_on_different_hosts(default_matrix):
-    _, outcome = default_matrix
     for name in ("cross-machine-shared-dir", "cross-machine-copied-state", "cross-machine-ssh"):
-        result = next(r for r in outcome.results if r.name == name)
-        a, b = (step.ready for step in result.steps)
-        assert (a["hostname"], b["hostname"]) == ("host-a", "host-b")
-        assert a["address"] != b["address"]
+        a, b = (step.ready for step in default_matrix.steps(name).values())
+        assert (a.hostname, b.hostname) == ("host-a", "host-b")
+        assert a.address != b.address
 
 
 def test_copied_state_is_discovered_on_the_other_host(default_matrix):
-    _, outcome = default_matrix
-    b = next(r for r in outcome.results if r.name == "cross-machine-copied-state").steps[1]
-    found = {e["action"]: e for e in b.of("action")}
-    assert found["metadata"]["found"] is True
-    assert found["list"]["listed"] == [b.session_id]
+    b = default_matrix.steps("cross-machine-copied-state")["B"]
+    found = {e.action: e for e in b.actions}
+    assert found["metadata"].found is True
+    assert found["list"].listed == (b.record.session_id,)
 
 
 def test_nothing_of_the_hosts_is_left(default_matrix, other_fact_matrix):
@@ -163,12 +161,11 @@ def test_nothing_of_the_hosts_is_left(default_matrix, other_fact_matrix):
 
 
 def test_scenarios_needing_a_missing_capability_are_skipped_with_a_reason(monkeypatch):
-    monkeypatch.setattr(coordinator, "missing_capability", lambda kind: f"no {kind} here")
-    chosen = scenario.select(["cross-machine-ssh"])
-    outcome = runner.run(chosen, Fact(), jobs=1)
-    [row] = outcome.rows
-    assert row.verdict == "skipped" and "(namespace): no namespace here" in row.event_log
-    assert outcome.all_as_expected
+    monkeypatch.setattr(placement, "missing_capability", lambda kind: f"no {kind} here")
+    outcome = run_scenarios(scenario.select(["cross-machine-ssh"]))
+    [turn] = outcome.turns()
+    assert turn.verdict == "skipped" and "(namespace): no namespace here" in turn.reason
+    assert outcome.judgement.exit_code() == 4  # nothing was judged: not a pass
 
 
 CRASH_ON_A_HOST = """
@@ -200,8 +197,8 @@ def test_a_crash_on_a_simulated_host_keeps_the_context_and_leaves_no_in_use_mark
     are removed all the same."""
     path = tmp_path / "crash-on-a-host.toml"
     path.write_text(CRASH_ON_A_HOST, encoding="utf-8")
-    outcome = runner.run([scenario.load(path)], Fact("Can't Lose Them"), jobs=1)
-    a, b = outcome.results[0].steps
-    assert a.killed_on_purpose and a.exit_code == -signal.SIGKILL
-    assert [(row.verdict, row.match) for row in outcome.rows if row.kind == "ask"] == [("kept", True)]
+    outcome = run_scenarios([scenario.load(path)], Fact("Can't Lose Them"))
+    a, b = outcome.steps("crash-on-a-host").values()
+    assert a.killed_on_purpose and a.record.exit_code == -signal.SIGKILL
+    assert [(turn.verdict, turn.as_expected) for turn in outcome.asked("crash-on-a-host")] == [("kept", True)]
     assert dead_runtime_markers() == []

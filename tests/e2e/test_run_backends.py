@@ -21,6 +21,10 @@ NAMESPACES = missing_capability("namespace") is None
 SSH_HOSTS = missing_capability("ssh") is None
 
 
+def _turns(path) -> list[dict]:
+    return [turn for scenario in json.loads(path.read_text())["judgement"]["scenarios"] for turn in scenario["turns"]]
+
+
 def handoff_run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "handoff", "run", *args], capture_output=True, text=True,
                           timeout=300, env=env)
@@ -34,7 +38,7 @@ def test_an_openai_compatible_endpoint_through_the_relay(tmp_path, keyed_endpoin
     done = handoff_run(*scenarios, "--backend", "openai-compatible", "--provider-url", url, "--model", "their-model",
                        "--api-key-env", "RUN_TEST_KEY", "--json", str(out), env={**os.environ, "RUN_TEST_KEY": key})
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = {(row["scenario"], row["step"]): row for row in json.loads(out.read_text())["rows"] if row["kind"] == "ask"}
+    rows = {(turn["scenario"], turn["step"]["step"]): turn for turn in _turns(out) if turn["kind"] == "ask"}
     # Judged as with the witness: the answer AND the relay's record of the request.
     assert rows["cross-process", "B"]["verdict"] == "kept"
     assert rows["cross-process", "B"]["evidence"] == "answer + wire"
@@ -93,11 +97,11 @@ def test_copilot_is_judged_on_the_answer_and_explains_a_failure(tmp_path):
     out = tmp_path / "run.json"
     done = handoff_run("cross-process", "cross-machine-shared-dir", "--backend", "copilot", "--json", str(out),
                        env={**_without_tokens(), "GH_TOKEN": token})
-    assert done.returncode == 1  # the ask could not be judged
-    rows = json.loads(out.read_text())["rows"]
-    asked = next(row for row in rows if row["scenario"] == "cross-process" and row["kind"] == "ask")
+    assert done.returncode == 4  # the ask could not be judged: not a contradiction, not a pass
+    turns = _turns(out)
+    asked = next(turn for turn in turns if turn["scenario"] == "cross-process" and turn["kind"] == "ask")
     assert asked["verdict"] == "unknown"
-    assert "GitHub Copilot service" in asked["basis"] and "no longer set" not in asked["basis"]
-    skipped = next(row for row in rows if row["scenario"] == "cross-machine-shared-dir")
-    assert skipped["verdict"] == "skipped" and "no route to the Copilot service" in skipped["basis"]
+    assert "GitHub Copilot service" in asked["reason"] and "no longer set" not in asked["reason"]
+    skipped = next(turn for turn in turns if turn["scenario"] == "cross-machine-shared-dir")
+    assert skipped["verdict"] == "skipped" and "no route to the Copilot service" in skipped["reason"]
     assert token not in done.stdout + done.stderr + out.read_text()

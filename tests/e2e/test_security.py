@@ -4,64 +4,54 @@ from __future__ import annotations
 
 import pytest
 
-from handoff.stores import TAMPERED_VALUE
+from handoff.faults import TAMPERED_VALUE
 
 pytestmark = pytest.mark.e2e
 
 
-def _steps(outcome, name):
-    return {step.step: step for step in next(r for r in outcome.results if r.name == name).steps}
-
-
 def _refusal(step) -> str:
     """The first refusal of the step (later actions may be refused too)."""
-    return next(e for e in step.of("error") if e.get("refused"))["message"]
+    return next(e for e in step.failures if e.refused).message
 
 
 def test_foreign_principal_raw_reads_alices_fact_guarded_is_denied(default_matrix):
-    _, outcome = default_matrix
-    steps = _steps(outcome, "foreign-principal")
-    assert "At Risk" in steps["bob-raw"].first("turn")["answer"]
+    steps = default_matrix.steps("foreign-principal")
+    assert "At Risk" in steps["bob-raw"].turns[0].answer
     assert _refusal(steps["bob-guarded"]).startswith("access denied")
 
 
 def test_denial_does_not_say_whether_the_id_exists(default_matrix):
-    _, outcome = default_matrix
-    guessed = _refusal(_steps(outcome, "guessed-id")["bob-guarded"])
-    foreign = _refusal(_steps(outcome, "foreign-principal")["bob-guarded"])
+    guessed = _refusal(default_matrix.steps("guessed-id")["bob-guarded"])
+    foreign = _refusal(default_matrix.steps("foreign-principal")["bob-guarded"])
     assert guessed == foreign
 
 
 def test_secret_in_id_is_refused_without_echoing_it(default_matrix):
-    _, outcome = default_matrix
-    steps = _steps(outcome, "secret-in-id")
+    steps = default_matrix.steps("secret-in-id")
     message = _refusal(steps["guarded"])
-    assert "phone number" in message and steps["guarded"].session_id not in message
-    assert steps["raw"].finished and steps["raw"].first("turn")["answer"] == "OK"
+    assert "phone number" in message and steps["guarded"].record.session_id not in message
+    assert steps["raw"].finished and steps["raw"].turns[0].answer == "OK"
 
 
 def test_concurrent_resume_forks_raw_and_not_guarded(default_matrix):
-    _, outcome = default_matrix
-    steps = _steps(outcome, "concurrent-resume")
-    raw_log = steps["raw"].first("eventlog")
+    steps = default_matrix.steps("concurrent-resume")
+    raw_log = steps["raw"].eventlog
     # Measured on runtime 1.0.102: both resumes hang off the same parent event (a fork),
     # and neither records alreadyInUse, so the runtime's own flag cannot be relied on.
-    assert raw_log["branch_points"] >= 1 and raw_log["resumes"] >= 2
-    assert len(steps["raw"].of("turn")) == 2  # both runtimes answered
+    assert raw_log.branch_points >= 1 and raw_log.resumes >= 2
+    assert len(steps["raw"].turns) == 2  # both runtimes answered
     assert "lease" in _refusal(steps["guarded"])
-    assert steps["guarded"].first("eventlog")["branch_points"] == raw_log["branch_points"]  # no new fork
+    assert steps["guarded"].eventlog.branch_points == raw_log.branch_points  # no new fork
 
 
 def test_tampered_log_is_trusted_raw_and_refused_guarded(default_matrix):
-    _, outcome = default_matrix
-    steps = _steps(outcome, "tamper")
-    assert TAMPERED_VALUE in steps["raw"].first("turn")["answer"]
+    steps = default_matrix.steps("tamper")
+    assert TAMPERED_VALUE in steps["raw"].turns[0].answer
     assert "edited: event" in _refusal(steps["guarded"])
 
 
 def test_stale_lease_blocks_only_until_it_expires(default_matrix):
-    _, outcome = default_matrix
-    steps = _steps(outcome, "stale-lease-after-crash")
+    steps = default_matrix.steps("stale-lease-after-crash")
     assert steps["holder"].killed_on_purpose
     assert "lease" in _refusal(steps["too-soon"])
-    assert "At Risk" in steps["later"].first("turn")["answer"]
+    assert "At Risk" in steps["later"].turns[0].answer

@@ -2,31 +2,30 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
-from handoff.worker.spec import WorkerSpec
+from handoff.protocol import ActionFailed, Finished, WorkerSpec, decode
 
 
 def _run_worker(stdin: str) -> list[dict]:
     done = subprocess.run([sys.executable, "-m", "handoff.worker"], input=stdin, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    return [decode(line) for line in done.stdout.splitlines()]
 
 
 def test_unreadable_spec_is_reported_not_raised():
     events = _run_worker("this is not json")
-    assert [e["event"] for e in events] == ["error"]
-    assert events[0]["action"] == "read-spec"
+    assert [type(e) for e in events] == [ActionFailed]
+    assert events[0].action == "read-spec"
 
 
 def test_runtime_that_cannot_start_is_reported_and_finished(tmp_path):
     spec = WorkerSpec(
         scenario="s", step="A", host="local", runtime_path=str(tmp_path / "no-runtime"), home=str(tmp_path),
-        witness_url="http://127.0.0.1:9", model="m", fact_value="v", fact_topic="t", actions=("create",),
+        witness_url="http://127.0.0.1:9", fact_value="v", fact_topic="t", actions=("create",),
         session_id="handoff-test-worker",
     )
-    events = _run_worker(spec.to_json())
-    assert [e["event"] for e in events] == ["error", "finished"]
-    assert events[-1]["ok"] is False
+    events = _run_worker(spec.to_json().decode())
+    assert [type(e) for e in events] == [ActionFailed, Finished]
+    assert events[-1].ok is False

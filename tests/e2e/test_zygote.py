@@ -6,7 +6,6 @@ Nothing of them or the zygote outlives the tracker."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 from pathlib import Path
@@ -14,15 +13,15 @@ from pathlib import Path
 import psutil
 
 from handoff.processes import ProcessTracker
-from handoff.worker.spec import WorkerSpec
-from handoff.worker.zygote import Zygote
+from handoff.hosts.zygote import Zygote
+from handoff.protocol import WorkerSpec, decode
 
 
 def _spec(tmp_path: Path) -> str:
     """A step whose runtime is "the one this machine has": found through COPILOT_CLI_PATH
     in the worker's environment, so the error shows which environment the worker got."""
     return WorkerSpec(scenario="s", step="A", host="local", runtime_path="", home=str(tmp_path),
-                      witness_url="http://127.0.0.1:9", model="m", fact_value="v", fact_topic="t", actions=("create",),
+                      witness_url="http://127.0.0.1:9", fact_value="v", fact_topic="t", actions=("create",),
                       session_id="handoff-test-zygote").to_json()
 
 
@@ -48,7 +47,7 @@ def test_a_forked_worker_is_its_own_process_and_reports_its_exit(tmp_path):
                 process = psutil.Process(held.pid)
                 await _settled(process, cwd)  # the fork returns at once; the child then sets itself up
                 seen["pid_is_new"] = held.pid not in (os.getpid(), process.parent().pid)
-                seen["parent_is_zygote"] = "handoff.worker.zygote" in " ".join(process.parent().cmdline())
+                seen["parent_is_zygote"] = "handoff.hosts.zygote" in " ".join(process.parent().cmdline())
                 seen["own_session_and_group"] = os.getsid(held.pid) == held.pid == os.getpgid(held.pid)
                 seen["cwd"] = process.cwd()
                 os.kill(held.pid, signal.SIGKILL)
@@ -57,10 +56,10 @@ def test_a_forked_worker_is_its_own_process_and_reports_its_exit(tmp_path):
                 # Another runs to the end: its events arrive on its stdout, its exit code after.
                 given = {"PATH": os.environ["PATH"], "COPILOT_CLI_PATH": str(tmp_path / "runtime-from-the-given-env")}
                 done = await zygote.fork(given, cwd, stderr)
-                done.stdin.write(_spec(tmp_path).encode())
+                done.stdin.write(_spec(tmp_path))
                 await done.stdin.drain()
                 done.stdin.close()
-                seen["events"] = [json.loads(line) async for line in done.stdout]
+                seen["events"] = [decode(line) async for line in done.stdout]
                 seen["exit"] = await done.wait()
                 seen["alive_before_stop"] = len(tracker.alive())
         finally:
@@ -73,21 +72,22 @@ def test_a_forked_worker_is_its_own_process_and_reports_its_exit(tmp_path):
     assert seen["pid_is_new"] and seen["parent_is_zygote"] and seen["own_session_and_group"]
     assert seen["cwd"] == str(tmp_path / "cwd")
     assert seen["killed_exit"] == -signal.SIGKILL
-    assert [event["event"] for event in seen["events"]] == ["error", "finished"]
-    assert f"COPILOT_CLI_PATH={tmp_path}/runtime-from-the-given-env is not an executable" in seen["events"][0]["message"]
+    assert [type(event).__name__ for event in seen["events"]] == ["ActionFailed", "Finished"]
+    assert f"COPILOT_CLI_PATH={tmp_path}/runtime-from-the-given-env is not an executable" in seen["events"][0].message
     assert seen["exit"] == 0
     assert seen["alive_before_stop"] >= 1  # the zygote itself
     assert seen["alive_after_stop"] == 0
 
 
 def test_cross_process_keeps_the_context_with_forked_and_with_spawned_workers():
-    from handoff import runner, scenario
+    from handoff import scenario
     from handoff.fact import Fact
+    from tests.e2e.conftest import run_scenarios
 
     chosen = scenario.select(["cross-process"])
     for fork_workers in (True, False):
-        outcome = runner.run(chosen, Fact("Hibernating", "customer segment"), jobs=1, fork_workers=fork_workers)
-        [asked] = [row for row in outcome.rows if row.kind == "ask"]
-        assert (asked.verdict, asked.match) == ("kept", True), (fork_workers, asked)
-        pids = [step.ready["pid"] for step in outcome.results[0].steps]
+        outcome = run_scenarios(chosen, Fact("Hibernating", "customer segment"), fork_workers=fork_workers)
+        [asked] = outcome.asked("cross-process")
+        assert (asked.verdict, asked.as_expected) == ("kept", True), (fork_workers, asked)
+        pids = [step.ready.pid for step in outcome.steps("cross-process").values()]
         assert len(set(pids)) == 2  # A and B: two processes, each with its own runtime

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from handoff import backends
-from handoff.backends import Backend, choose
+from handoff.backends import Backend, choose, explain
 from handoff.errors import UserError
 
 TOKEN = "github_pat_UNIT_TEST_TOKEN_0123"
@@ -20,7 +20,7 @@ def test_copilot_takes_the_token_from_any_supported_variable(variable):
     chosen = choose("copilot", None, None, None, environ={variable: TOKEN})
     assert chosen == Backend("copilot", "claude-haiku-4.5", token_env=variable)
     assert TOKEN not in repr(chosen) + chosen.describe()
-    assert chosen.secrets({variable: TOKEN}) == [TOKEN]
+    assert chosen.secret_env({variable: TOKEN}) == {variable: TOKEN}
 
 
 def test_copilot_prefers_copilot_github_token_like_the_runtime():
@@ -70,29 +70,29 @@ REFUSED = ("Authentication failed with provider at http://h/v1 (HTTP 401). "
 
 def test_a_refused_key_names_the_variable_to_check():
     backend = Backend("openai-compatible", "m", provider_url="http://h/v1", api_key_env="MY_KEY")
-    assert backend.explain(REFUSED) == ("the endpoint http://h/v1 refused the API key from $MY_KEY (HTTP 401): "
+    assert explain(backend, REFUSED) == ("the endpoint http://h/v1 refused the API key from $MY_KEY (HTTP 401): "
                                         "check that variable's value (it is not shown)")
 
 
 def test_a_refused_request_without_a_key_says_to_pass_one():
     backend = Backend("openai-compatible", "m", provider_url="http://h/v1")
-    assert "pass --api-key-env VAR" in backend.explain(REFUSED)
+    assert "pass --api-key-env VAR" in explain(backend, REFUSED)
 
 
 def test_a_refused_copilot_token_names_its_variable():
     backend = Backend("copilot", "claude-haiku-4.5", token_env="GH_TOKEN")
-    assert backend.explain("Request failed (HTTP 403)").startswith("the GitHub Copilot service refused the token from $GH_TOKEN")
+    assert explain(backend, "Request failed (HTTP 403)").startswith("the GitHub Copilot service refused the token from $GH_TOKEN")
 
 
 def test_an_unreachable_endpoint_points_at_provider_url():
     backend = Backend("openai-compatible", "m", provider_url="http://h:9/v1")
     message = "Could not connect to local model provider at http://h:9/v1. Check that the service is running."
-    assert backend.explain(message) == "cannot reach the endpoint http://h:9/v1: is it running, and is --provider-url right?"
+    assert explain(backend, message) == "cannot reach the endpoint http://h:9/v1: is it running, and is --provider-url right?"
 
 
 def test_other_errors_are_not_the_backends():
     backend = Backend("witness", "handoff-witness")
-    assert backend.explain("Failed to load session events: Session not found: x") is None
+    assert explain(backend, "Failed to load session events: Session not found: x") is None
 
 
 def test_doctor_view_names_the_variable_only():
@@ -106,12 +106,12 @@ def test_a_token_check_that_never_reached_github_is_not_called_a_refusal():
     backend = Backend("copilot", "claude-haiku-4.5", token_env="GH_TOKEN")
     message = ("Authentication failed: Failed to validate SDK token: network fetch failed: request failed: "
                "error sending request for url (https://api.github.com/copilot_internal/user)")
-    assert backend.explain(message).startswith("cannot reach the GitHub Copilot service")
+    assert explain(backend, message).startswith("cannot reach the GitHub Copilot service")
 
 
 def test_the_relay_failing_to_reach_the_endpoint_points_at_provider_url():
     backend = Backend("openai-compatible", "m", provider_url="http://h:9/v1")
-    assert backend.explain("the handoff relay could not reach http://h:9/v1: refused (HTTP 502)").startswith(
+    assert explain(backend, "the handoff relay could not reach http://h:9/v1: refused (HTTP 502)").startswith(
         "cannot reach the endpoint http://h:9/v1")
 
 

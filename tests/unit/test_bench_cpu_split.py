@@ -2,25 +2,40 @@
 
 from __future__ import annotations
 
-import json
-
+import msgspec
 import pytest
 
 from bench.matrix import cpu_split
+from handoff.protocol import Backend, Cpu, Finished, Holding, Ready, encode
+from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
+from handoff.scenario import Scenario, Step
+
+READY = Ready(t=0.0, pid=1, hostname="h", address=None, home="/h", runtime_version="1", sdk_version="1",
+              runtime_start_ms=1)
 
 
 def _step(*events):
-    return {"events": [{"event": "ready"}, *events]}
+    return StepRecord("A", "local", "shared", "home", "x", lines=[encode(e).decode() for e in (READY, *events)])
+
+
+def _record(*scenarios) -> dict:
+    record = RunRecord("r", "run", 0.0, 1.0, Versions("0", "1", "1", "3", "L", "m", 2),
+                       RunOptions("v", "t", 1, Backend()), list(scenarios))
+    return {"record": msgspec.to_builtins(record), "judgement": {}}
+
+
+def _scenario(*steps) -> ScenarioRecord:
+    return ScenarioRecord("s", Scenario("s", "T", "P", "D", (Step("A", ("create",)),)), steps=list(steps))
 
 
 def test_the_split_sums_what_the_workers_reported_and_leaves_the_rest(tmp_path):
-    results = {"results": [
-        {"steps": [_step({"event": "finished", "ok": True, "cpu_s": {"worker": 0.04, "runtime": 0.8}}),
-                   _step({"event": "finished", "ok": True, "cpu_s": {"worker": 0.7, "runtime": 0.75}})]},
-        {"steps": [_step({"event": "holding"})]},  # killed on purpose: no report
-    ]}
+    results = _record(
+        _scenario(_step(Finished(t=1.0, ok=True, cpu_s=Cpu(worker=0.04, runtime=0.8))),
+                  _step(Finished(t=1.0, ok=True, cpu_s=Cpu(worker=0.7, runtime=0.75)))),
+        _scenario(_step(Holding(t=1.0, session_id="x", point="after-turn"))),  # killed on purpose: no report
+    )
     path = tmp_path / "results.json"
-    path.write_text(json.dumps(results))
+    path.write_bytes(msgspec.json.encode(results))
     split = cpu_split(10.0, path)
     assert split.lifecycles == 2
     assert split.runtimes == pytest.approx(1.55) and split.workers == pytest.approx(0.74)

@@ -1,10 +1,13 @@
 """The checker: a verdict per turn from independent evidence."""
 
+import msgspec
 import pytest
 
-from handoff.checks import judge_answer, rows_for
+from handoff.checker.checks import judge_answer, judge_scenario
 from handoff.fact import Fact
-from handoff.results import ScenarioResult, StepResult
+from handoff.protocol import ActionDone, ActionFailed, Backend, EventLog, Finished, Ready, Skipped, Turn, encode
+from handoff.report import cells
+from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.witness.answer import reply_to
 from handoff.witness.server import Evidence
@@ -12,77 +15,83 @@ from handoff.witness.server import Evidence
 FACT = Fact()
 RECALLED = "Your favourite retail segment is 'At Risk'."
 NOT_KNOWN = "I don't know: nothing in this conversation tells me your favourite retail segment."
-READY = {"event": "ready", "pid": 41, "hostname": "h"}
-FINISHED = {"event": "finished", "ok": True}
+READY = Ready(t=0.0, pid=41, hostname="h", address=None, home="/h", runtime_version="1.0.102", sdk_version="1.0.25",
+              runtime_start_ms=300)
+FINISHED = Finished(t=0.0, ok=True)
 TELLER = Step("A", ("create", "tell", "close"))
 ASKER = Step("B", ("resume", "ask", "close"), expect="kept")
 
 
 def turn(number, kind, answer):
-    return {"event": "turn", "turn": number, "kind": kind, "answer": answer, "session_id": "x"}
+    """The step's ``number``-th turn (workers count their own turns from 1)."""
+    return Turn(t=0.0, turn=number, kind=kind, session_id="x", prompt="p", answer=answer, ms=1)
 
 
 def error(action, message):
-    return {"event": "error", "action": action, "message": message}
+    return ActionFailed(t=0.0, action=action, message=message)
 
 
 def eventlog(closed):
-    return {"event": "eventlog", "found": True, "events": 6, "starts": 1, "resumes": 1,
-            "closed_before_resume": closed, "resume_event_count": 5, "already_in_use": False, "branch_points": 0}
+    return EventLog(t=0.0, session_id="x", found=True, events=6, starts=1, resumes=1, closed_before_resume=closed,
+                    resume_event_count=5, already_in_use=False, branch_points=0)
 
 
 def ran(name, *events, **outcome):
     outcome.setdefault("exit_code", 0)
-    return StepResult("s", name, "local", "shared", "x", events=list(events), **outcome)
+    lines = [encode(e).decode().rstrip("\n") if not isinstance(e, str) else e for e in events]
+    return StepRecord(name, "local", "shared", "home", "x", lines=lines, **outcome)
 
 
 def seen(step, number, fact_sent):
+    """The witness's record of the step's ``number``-th turn."""
     return Evidence(at=0.0, scenario="s", step=step, host="local", turn=str(number), messages_received=3,
                     fact_sent=fact_sent, reply_kind="recalled" if fact_sent else "not-known", reply="")
 
 
-def rows(specs, results, evidence=(), fact=FACT):
+def rows(specs, results, evidence=(), fact=FACT, backend=Backend()):
     scenario = Scenario("s", "T", "P", "D", steps=tuple(specs))
-    result = ScenarioResult("s", "T", "P", "D", fact.value, steps=list(results), evidence=list(evidence))
-    return rows_for(scenario, result, fact)
+    record = ScenarioRecord("s", scenario, steps=list(results), evidence=list(evidence))
+    return list(judge_scenario(record, fact, backend).turns)
 
 
 def asked(*events, evidence=(), spec=ASKER, **outcome):
-    """The single row of a step that asks (turn 2)."""
-    [row] = rows([spec], [ran("B", READY, *events, **outcome)], evidence)
+    """The row of step B's ask, turn 2 of the scenario (A told the fact in turn 1)."""
+    teller = ran("A", READY, turn(1, "tell", "OK"), FINISHED)
+    *_, row = rows([TELLER, spec], [teller, ran("B", READY, *events, **outcome)], [seen("A", 1, True), *evidence])
     return row
 
 
 def test_answer_with_the_fact_that_the_model_was_sent_is_kept():
-    row = asked(turn(2, "ask", RECALLED), FINISHED, evidence=[seen("B", 2, True)])
-    assert (row.verdict, row.match, row.fact_reached_model, row.kind, row.turn) == ("kept", True, "yes", "ask", "2")
-    assert row.ran_in == "B pid 41@h"
-    assert row.store == "shared"
+    row = asked(turn(1, "ask", RECALLED), FINISHED, evidence=[seen("B", 1, True)])
+    assert (row.verdict, row.as_expected, row.fact_reached_model, row.kind, row.turn) == ("kept", True, "yes", "ask", 2)
+    assert cells.ran_in(row.step) == "B pid 41@h"
+    assert cells.store(row.step) == "shared"
 
 
 def test_answer_without_the_fact_that_the_model_was_not_sent_is_lost():
-    row = asked(turn(2, "ask", NOT_KNOWN), FINISHED, evidence=[seen("B", 2, False)])
-    assert (row.verdict, row.match, row.fact_reached_model) == ("lost", False, "no")
+    row = asked(turn(1, "ask", NOT_KNOWN), FINISHED, evidence=[seen("B", 1, False)])
+    assert (row.verdict, row.as_expected, row.fact_reached_model) == ("lost", False, "no")
 
 
 def test_a_lost_turn_matches_a_lost_expectation():
     spec = Step("B", ("resume", "ask", "close"), expect="lost")
-    assert asked(turn(2, "ask", NOT_KNOWN), FINISHED, evidence=[seen("B", 2, False)], spec=spec).match is True
+    assert asked(turn(1, "ask", NOT_KNOWN), FINISHED, evidence=[seen("B", 1, False)], spec=spec).as_expected is True
 
 
 @pytest.mark.parametrize("answer, sent", [(RECALLED, False), (NOT_KNOWN, True)])
 def test_disagreeing_evidence_is_unknown(answer, sent):
-    row = asked(turn(2, "ask", answer), FINISHED, evidence=[seen("B", 2, sent)])
-    assert (row.verdict, row.match) == ("unknown", False)
+    row = asked(turn(1, "ask", answer), FINISHED, evidence=[seen("B", 1, sent)])
+    # unknown contradicts nothing: it says the evidence does not settle it (exit code 4, not 1)
+    assert (row.verdict, row.as_expected) == ("unknown", None)
 
 
 def test_no_witness_record_is_unknown():
-    row = asked(turn(2, "ask", RECALLED), FINISHED, evidence=[seen("A", 2, True), seen("B", 1, True)])
+    row = asked(turn(1, "ask", RECALLED), FINISHED, evidence=[seen("A", 2, True), seen("B", 2, True)])
     assert (row.verdict, row.fact_reached_model) == ("unknown", "no request")
 
 
 def test_any_record_of_a_retried_turn_that_carried_the_fact_counts():
-    row = asked(turn(2, "ask", RECALLED), FINISHED, evidence=[seen("B", 2, False), seen("B", 2, True)])
+    row = asked(turn(1, "ask", RECALLED), FINISHED, evidence=[seen("B", 1, False), seen("B", 1, True)])
     assert row.verdict == "kept"
 
 
@@ -91,16 +100,16 @@ def test_any_record_of_a_retried_turn_that_carried_the_fact_counts():
     ("resume-most-recent", "list_sessions returned no sessions to resume"),
 ])
 def test_a_store_without_the_session_is_lost(action, message):
-    row = asked(error(action, message), {"event": "skipped", "action": "ask"}, FINISHED)
-    assert (row.verdict, row.turn, row.fact_reached_model) == ("lost", "—", "no request")
-    assert message in row.basis
+    row = asked(error(action, message), Skipped(t=0.0, action="ask", reason="no open session"), FINISHED)
+    assert (row.verdict, row.turn, row.fact_reached_model) == ("lost", None, "no request")
+    assert message in row.reason
 
 
 @pytest.mark.parametrize("action", ["resume", "ask"])
 def test_another_error_is_unknown(action):
     row = asked(error(action, "connection reset by peer"), FINISHED)
     assert row.verdict == "unknown"
-    assert "not a 'not found'" in row.basis
+    assert "not a 'not found'" in row.reason
 
 
 def test_a_not_found_error_outside_opening_or_asking_is_not_a_loss():
@@ -111,7 +120,7 @@ def test_a_not_found_error_outside_opening_or_asking_is_not_a_loss():
 def test_a_worker_that_crashed_before_answering_is_unknown_never_lost():
     row = asked(exit_code=-9, stderr_tail="Traceback (most recent call last):\nRuntimeError: boom\n")
     assert row.verdict == "unknown"
-    assert "without 'finished' (exit code -9): RuntimeError: boom" in row.basis
+    assert "without 'finished' (exit code -9): RuntimeError: boom" in row.reason
 
 
 def test_a_worker_that_timed_out_is_unknown():
@@ -124,31 +133,33 @@ def test_a_finished_worker_with_no_answer_is_unknown():
 
 def test_closed_before_resume_expectation_is_checked():
     spec = Step("B", ("resume", "ask", "close"), expect="kept", closed_before_resume=True)
-    evidence = [seen("B", 2, True)]
-    good = asked(turn(2, "ask", RECALLED), eventlog(True), FINISHED, evidence=evidence, spec=spec)
-    bad = asked(turn(2, "ask", RECALLED), eventlog(False), FINISHED, evidence=evidence, spec=spec)
-    no_log = asked(turn(2, "ask", RECALLED), FINISHED, evidence=evidence, spec=spec)
-    assert (good.verdict, good.match, good.expected, good.closed_before_resume) == ("kept", True, "kept, closed", "yes")
-    assert (bad.verdict, bad.match, bad.closed_before_resume) == ("kept", False, "no")
-    assert "not a resume-after-close" in bad.basis
-    assert (no_log.match, no_log.closed_before_resume) == (False, "—")
+    evidence = [seen("B", 1, True)]
+    good = asked(turn(1, "ask", RECALLED), eventlog(True), FINISHED, evidence=evidence, spec=spec)
+    bad = asked(turn(1, "ask", RECALLED), eventlog(False), FINISHED, evidence=evidence, spec=spec)
+    no_log = asked(turn(1, "ask", RECALLED), FINISHED, evidence=evidence, spec=spec)
+    assert (good.verdict, good.as_expected, cells.expected(good), cells.closed_before_resume(good)) == (
+        "kept", True, "kept, closed", "yes")
+    assert (bad.verdict, bad.as_expected, cells.closed_before_resume(bad)) == ("kept", False, "no")
+    assert "not a resume-after-close" in bad.reason
+    # no event log: the expectation cannot be checked, which is not a contradiction
+    assert (no_log.as_expected, cells.closed_before_resume(no_log)) == (None, "—")
 
 
 def test_tell_turns_get_no_verdict():
     tell_row, ask_row = rows(
         [TELLER, ASKER],
-        [ran("A", READY, turn(1, "tell", "OK"), FINISHED), ran("B", READY, turn(2, "ask", RECALLED), FINISHED)],
-        [seen("A", 1, True), seen("B", 2, True)],
+        [ran("A", READY, turn(1, "tell", "OK"), FINISHED), ran("B", READY, turn(1, "ask", RECALLED), FINISHED)],
+        [seen("A", 1, True), seen("B", 1, True)],
     )
-    assert (tell_row.kind, tell_row.verdict, tell_row.expected, tell_row.match) == ("tell", "", "", None)
-    assert (tell_row.step, tell_row.answer, tell_row.fact_reached_model) == ("A", "OK", "yes")
-    assert (ask_row.step, ask_row.verdict, ask_row.match) == ("B", "kept", True)
+    assert (tell_row.kind, tell_row.verdict, cells.expected(tell_row), tell_row.as_expected) == ("tell", None, "", None)
+    assert (tell_row.step.step, tell_row.answer, tell_row.fact_reached_model) == ("A", "OK", "yes")
+    assert (ask_row.step.step, ask_row.verdict, ask_row.as_expected, ask_row.turn) == ("B", "kept", True, 2)
 
 
 def test_event_log_column_describes_the_resume():
-    log = eventlog(True) | {"already_in_use": True, "starts": 2}
-    row = asked(turn(2, "ask", RECALLED), log, FINISHED, evidence=[seen("B", 2, True)])
-    assert row.event_log == "resume loaded 5 events; alreadyInUse; 2 session.start roots"
+    log = msgspec.structs.replace(eventlog(True), already_in_use=True, starts=2)
+    row = asked(turn(1, "ask", RECALLED), log, FINISHED, evidence=[seen("B", 1, True)])
+    assert cells.event_log(row) == "resume loaded 5 events; alreadyInUse; 2 session.start roots"
 
 
 @pytest.mark.parametrize("answer, sent, verdict", [
@@ -193,18 +204,17 @@ def test_with_wire_records_both_pieces_are_named_as_the_evidence():
 
 
 def test_without_wire_records_the_table_says_so_instead_of_no_request():
-    scenario = Scenario("s", "T", "P", "D", steps=(ASKER,))
-    result = ScenarioResult("s", "T", "P", "D", FACT.value, steps=[ran("B", READY, turn(2, "ask", RECALLED), FINISHED)])
-    [row] = rows_for(scenario, result, FACT, seen_on_the_wire=False)
+    copilot = Backend("copilot", "claude-haiku-4.5", token_env="GH_TOKEN")
+    [row] = rows([ASKER], [ran("B", READY, turn(1, "ask", RECALLED), FINISHED)], backend=copilot)
     assert (row.verdict, row.evidence, row.fact_reached_model) == ("kept", "answer only", "not recorded")
 
 
 def test_a_resume_without_provider_settings_is_its_own_verdict():
     spec = Step("B", ("resume", "ask", "close"), expect="no-provider", provider="omitted")
     message = "Session error: Execution failed: InvalidArg, No GitHub OAuth token or Copilot HMAC key provided"
-    row = asked({"event": "action", "action": "resume"}, error("ask", message), FINISHED, spec=spec)
-    assert (row.verdict, row.evidence, row.match) == ("no-provider", "runtime error", True)
-    assert "does not store its provider settings" in row.basis
+    row = asked(ActionDone(t=0.0, action="resume", session_id="x", ms=1), error("ask", message), FINISHED, spec=spec)
+    assert (row.verdict, row.evidence, row.as_expected) == ("no-provider", "runtime error", True)
+    assert "does not store its provider settings" in row.reason
 
 
 def test_any_other_ask_failure_stays_unknown():

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from handoff.backends import Backend
+from handoff.protocol import Backend
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.lab import LabOptions, new_lab_session_id, runtime_message

@@ -37,7 +37,7 @@ def test_a_valid_file_loads_into_frozen_dataclasses(tmp_path):
     loaded = load(write(tmp_path, text))
     assert loaded == Scenario(
         name="demo", title="T", proves="P", does_not_prove="D", order=7, session_id="fixed",
-        path=tmp_path / "demo.toml",
+        path=str(tmp_path / "demo.toml"),
         steps=(
             Step("A", ("create", "tell", "close")),
             Step("B", ("resume", "ask", "close"), home="own", session="unknown", expect="kept",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from handoff.slots import Slots
+from handoff.coordinator.slots import Slots
 
 
 def test_a_returning_scenario_goes_before_those_not_yet_started():

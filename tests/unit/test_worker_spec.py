@@ -3,17 +3,16 @@ and never shows them."""
 
 from __future__ import annotations
 
-from handoff.backends import Backend
-from handoff.worker.spec import WorkerSpec
+from handoff.protocol import Backend, WorkerSpec
 
 
 def _spec(**extra) -> WorkerSpec:
     return WorkerSpec(scenario="s", step="B", host="b", runtime_path="", home="~/h", witness_url="http://x:1",
-                      model="m", fact_value="v", fact_topic="t", actions=("resume", "ask"), **extra)
+                      fact_value="v", fact_topic="t", actions=("resume", "ask"), **extra)
 
 
 def test_secrets_travel_in_the_json_but_not_in_the_repr():
-    spec = _spec(backend="openai-compatible", api_key_env="KEY", secrets={"KEY": "sk-do-not-show"})
+    spec = _spec(backend=Backend("openai-compatible", "m", api_key_env="KEY"), secrets={"KEY": "sk-do-not-show"})
     assert "sk-do-not-show" not in repr(spec)
     assert WorkerSpec.from_json(spec.to_json()).secrets == {"KEY": "sk-do-not-show"}
     assert _spec().secrets == {}
@@ -27,8 +26,7 @@ def test_a_backend_names_only_its_own_secret_variables():
 
 
 def test_an_empty_secrets_field_is_left_out_of_the_json():
-    """So a worker of an older checkout on a real SSH host can still read its spec."""
-    assert "secrets" not in _spec().to_json()
+    assert b"secrets" not in _spec().to_json()
     assert WorkerSpec.from_json(_spec().to_json()).secrets == {}
 
 
@@ -36,5 +34,5 @@ def test_a_worker_error_never_repeats_the_key(monkeypatch):
     from handoff.worker.__main__ import _without_secrets
 
     monkeypatch.setenv("KEY", "sk-from-env")
-    spec = _spec(backend="openai-compatible", api_key_env="KEY", secrets={"KEY": "sk-from-spec"})
+    spec = _spec(backend=Backend("openai-compatible", "m", api_key_env="KEY"), secrets={"KEY": "sk-from-spec"})
     assert _without_secrets("refused sk-from-env and sk-from-spec", spec) == "refused *** and ***"

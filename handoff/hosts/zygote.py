@@ -18,8 +18,9 @@ same connection when that worker ends (a negative code is the signal that ended 
 asyncio). The worker side is ``python -m handoff.worker``'s own ``main``, unchanged.
 
 Workers on this machine and on simulated namespace hosts are forked (a host's worker then
-moves itself into the host's namespaces: handoff/hosts/entering.py); an SSH host starts
-its worker the ordinary way, through its sshd.
+moves itself into the host's namespaces: entering.py); an SSH host starts its worker the
+ordinary way, through its sshd. The zygote is a way of launching workers, so it lives with
+the hosts; what it runs after the fork is handoff/worker/, unchanged.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class Zygote:
 
     async def start(self) -> None:
         with self.log.open("wb") as stderr:
-            process = await self.tracker.spawn(sys.executable, "-m", "handoff.worker.zygote", self.path,
+            process = await self.tracker.spawn(sys.executable, "-m", "handoff.hosts.zygote", self.path,
                                                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                                                stderr=stderr)
         try:
@@ -134,8 +135,7 @@ def serve(path: str) -> int:
     # The expensive part, once: every worker forked from here starts with these loaded.
     import handoff.hosts.entering  # noqa: F401
     import handoff.worker.__main__  # noqa: F401
-    import handoff.worker.run  # noqa: F401
-    import handoff.worker.sdk  # noqa: F401
+    import handoff.worker.interpreter  # noqa: F401  (and with it the SDK)
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
@@ -216,6 +216,6 @@ def _become_worker(request: dict, fds: list[int]) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        print("usage: python -m handoff.worker.zygote SOCKET_PATH", file=sys.stderr)
+        print("usage: python -m handoff.hosts.zygote SOCKET_PATH", file=sys.stderr)
         sys.exit(2)
     sys.exit(serve(sys.argv[1]))

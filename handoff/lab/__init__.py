@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import signal
+import time
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,12 +35,16 @@ from typing import Any, Awaitable, Callable
 
 import psutil
 
-from handoff.backends import WITNESS, Backend
+from handoff.backends import explain
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.processes import ProcessTracker
+from handoff.protocol import OPENAI_COMPATIBLE, Backend
+from handoff.runs.record import RunRecord
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
 from handoff.witness.launch import WitnessStartError, start_witness
+from handoff.witness.server import read_evidence
+from handoff.witness.tags import TAG_HEADERS, request_tags
 
 DEFAULT_HOME = PROJECT_ROOT / ".state" / "lab-home"
 LOG_DIR = "handoff-lab"  # inside the home: the SDK's log and the witness's stderr
@@ -84,9 +90,11 @@ class LabOptions:
             raise UserError(f"--home {self.home}: exists and is not a directory")
 
 
-def run_lab(options: LabOptions, write: Write, warn: Write) -> int:
+def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunRecord], None] | None = None) -> int:
     """Run the lab, writing the transcript line by line; returns 0 or 1 (see module doc).
-    Nothing it started is left running when it returns or raises."""
+    Nothing it started is left running when it returns or raises. ``keep`` is given the
+    run's record (handoff/lab/recorder.py) once the runtime has started, however the lab
+    ends."""
     options.check()
     # Absolute, so the runtime (which gets it as COPILOT_HOME) and messages agree on it.
     options = replace(options, home=options.home.expanduser().absolute())
@@ -98,13 +106,17 @@ def run_lab(options: LabOptions, write: Write, warn: Write) -> int:
     before = _descendants()
     tracker = ProcessTracker()
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
+    lab = _Lab(options, str(runtime_path), tracker, write, warn)
     try:
         with _sdk_log_to(options.home / LOG_DIR / "sdk.log"):
-            return asyncio.run(_Lab(options, str(runtime_path), tracker, write, warn).run())
+            return asyncio.run(lab.run())
     finally:
         tracker.stop_all()
         _kill_new_descendants(before)  # the SDK's runtime, should its stop have failed
         signal.signal(signal.SIGTERM, previous)
+        if keep is not None and lab.recorder is not None and lab.recorder.lines:
+            keep(lab.recorder.record(read_evidence(lab.evidence_path)))
+        lab.evidence_path.unlink(missing_ok=True)
 
 
 class _Lab:
@@ -116,21 +128,40 @@ class _Lab:
         self.write = write
         self.warn = warn
         self.runtime: Any = None
+        self.recorder: Any = None  # a Recorder once the SDK is loaded
+        self.evidence_path = options.home / LOG_DIR / f"witness-evidence-{os.getpid()}.jsonl"
 
     def say(self, *lines: str) -> None:
         for line in lines:
             self.write(line)
 
     async def run(self) -> int:
-        from handoff.worker.sdk import Runtime  # the SDK loads only when a lab really runs
+        from handoff.lab.recorder import (  # the SDK loads only when a lab really runs
+            STEP,
+            Recorder,
+        )
+        from handoff.worker.model import model_source
+        from handoff.worker.sdk import Runtime
 
+        options = self.options
+        self.recorder = Recorder(str(options.home), options.fact, self.backend,
+                                 resuming=bool(options.resume or options.resume_most_recent))
         try:
             witness_url = None
-            if self.backend.kind == WITNESS:
-                witness_url = await start_witness(self.tracker, self.options.home / LOG_DIR / "witness.stderr")
-            self.runtime = Runtime(self.runtime_path, str(self.options.home), self.backend.model_source(witness_url))
-            await self._sdk("start the runtime", self.runtime.start())
-            return await self._transcript()
+            if self.backend.seen_on_the_wire:
+                # The witness answers, or (openai-compatible) relays to the endpoint: either
+                # way it records whether each request carried turn 1's fact.
+                relay = ["--relay-to", self.backend.provider_url] if self.backend.kind == OPENAI_COMPATIBLE else []
+                witness_url = await start_witness(self.tracker, options.home / LOG_DIR / "witness.stderr",
+                                                  "--evidence", str(self.evidence_path), *relay)
+            tags = request_tags(self.recorder.run_id, STEP, "local", options.fact)
+            self.runtime = Runtime(self.runtime_path, str(options.home), model_source(self.backend, witness_url, tags))
+            started = time.monotonic()
+            version = await self._sdk("start the runtime", self.runtime.start())
+            self.recorder.ready(version, _ms(started))
+            code = await self._transcript()
+            self.recorder.finish(ok=code == 0)
+            return code
         except WitnessStartError as error:
             raise LabFailure(str(error)) from None
         finally:
@@ -140,7 +171,7 @@ class _Lab:
             await self.tracker.shutdown()
 
     async def _transcript(self) -> int:
-        options, fact = self.options, self.options.fact
+        options = self.options
         header = ["== Lab 05: sessions ==", "", f"Model: {self.backend.model}"]
         if options.resume or options.resume_most_recent:
             # Only turn 2. The header waits for the resume, so a bad id prints just the error.
@@ -149,7 +180,8 @@ class _Lab:
                 header.append(f"Stored sessions: {stored} (list_sessions); resuming the most recent")
             else:
                 session_id = options.resume
-            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id))
+            self.recorder.session_id = session_id
+            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id), "resume")
             self.say(*header, f"Session id: {session_id}", "", "--- Turn 2 (resumed session) ---")
             recalled = await self._ask_and_close(session, turn=2)
         else:
@@ -159,60 +191,87 @@ class _Lab:
                 self.say("Note: this id is already stored here; create_session does not continue it "
                          "(only resume_session does; see README, 'A finding that corrects the lab').")
             self.say("", "--- Turn 1 (new session) ---")
-            session = await self._sdk("create_session", self.runtime.create(session_id))
-            await self._turn(session, fact.remember_prompt, turn=1)
-            await self._sdk("close the session", self.runtime.close(session))
+            self.recorder.session_id = session_id
+            session = await self._sdk("create_session", self.runtime.create(session_id), "create")
+            await self._turn(session, "tell", turn=1)
+            await self._sdk("close the session", self.runtime.close(session), "close")
             self.say("", "Session closed.", "", "--- Turn 2 (resumed session) ---")
-            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id))
+            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id), "resume")
             recalled = await self._ask_and_close(session, turn=2)
-        found = await self._sdk("get_session_metadata", self.runtime.metadata(session_id))
+        found = await self._sdk("get_session_metadata", self.runtime.metadata(session_id), "metadata",
+                                lambda found: {"found": found is not None})
         self.say("", "--- Session metadata ---",
                  "  (no metadata returned)" if found is None else f"  id={session_id} metadata retrieved")
         if options.third_turn:
             self.say("", "--- Turn 3 (resumed again, after metadata) ---")
-            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id))
+            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id), "resume")
             recalled = await self._ask_and_close(session, turn=3) and recalled
         return 0 if recalled else 1
 
     async def _most_recent(self) -> tuple[str, int]:
-        stored = await self._sdk("list_sessions", self.runtime.list())
+        stored = await self._sdk("list_sessions", self.runtime.list(), "list",
+                                 lambda stored: {"listed": tuple(s.session_id for s in stored)})
         if not stored:
             raise UserError(f"no stored sessions in {self.options.home} to resume: "
                             f"run `handoff lab` first, with the same --home")
         return max(stored, key=lambda s: s.modified).session_id, len(stored)
 
     async def _ask_and_close(self, session: Any, turn: int) -> bool:
-        answer = await self._turn(session, self.options.fact.question_prompt, turn)
-        await self._sdk("close the session", self.runtime.close(session))
+        answer = await self._turn(session, "ask", turn)
+        await self._sdk("close the session", self.runtime.close(session), "close")
         if self.options.fact.is_in(answer):
             return True
         self.warn(f"turn {turn}: the answer does not name {self.options.fact.value!r}: "
                   f"the resumed session did not carry turn 1 to the model")
         return False
 
-    async def _turn(self, session: Any, prompt: str, turn: int) -> str | None:
+    async def _turn(self, session: Any, kind: str, turn: int) -> str | None:
+        fact = self.options.fact
+        prompt = fact.remember_prompt if kind == "tell" else fact.question_prompt
         self.say(f"You: {prompt}")
-        answer = await self._sdk(f"turn {turn}", self.runtime.send(session, prompt, {}))
+        headers = {TAG_HEADERS["turn"]: str(self.recorder.next_turn())} if self.backend.seen_on_the_wire else {}
+        started = time.monotonic()
+        answer = await self._sdk(f"turn {turn}", self.runtime.send(session, prompt, headers), failed_as=kind)
+        self.recorder.turn(kind, prompt, answer, _ms(started))
         self.say(f"Assistant: {answer if answer is not None else '(no reply)'}")
         return answer
 
-    async def _sdk(self, what: str, call: Awaitable[Any]) -> Any:
-        """Await one SDK call; turn whatever it raises into a one-line error that says
-        what failed and, when it is the user's to fix, how (exit 2), else exit 3."""
+    async def _sdk(self, what: str, call: Awaitable[Any], action: str | None = None,
+                   detail: Callable[[Any], dict] | None = None, failed_as: str | None = None) -> Any:
+        """Await one SDK call, recording it as ``action`` (a failure as ``failed_as`` or
+        ``action``); turn whatever it raises into a one-line error that says what failed
+        and, when it is the user's to fix, how (exit 2), else exit 3."""
+        started = time.monotonic()
         try:
-            return await call
+            result = await call
         except (asyncio.TimeoutError, TimeoutError):
-            raise LabFailure(f"{what}: the model did not answer in time") from None
+            message = "the model did not answer in time"
+            self._record_failure(action or failed_as, message, started)
+            raise LabFailure(f"{what}: {message}") from None
         except Exception as error:  # the SDK raises plain Exception for a failed turn
             message = self.backend.scrub(runtime_message(error))
+            self._record_failure(action or failed_as, message, started)
+        else:
+            if action:
+                self.recorder.action(action, _ms(started), **(detail(result) if detail else {}))
+            return result
         missing = re.search(r"Session not found\S*( \S+)?", message)
         if missing:
             raise UserError(f"{missing.group(0)} (no session with this id is stored in {self.options.home}; "
                             f"start one with `handoff lab`, using the same --home)")
-        explained = self.backend.explain(message)
+        explained = explain(self.backend, message)
         if explained:
             raise UserError(f"{what}: {explained}")
         raise LabFailure(f"{what}: {message}")
+
+
+    def _record_failure(self, action: str | None, message: str, started: float) -> None:
+        if action and self.recorder is not None:
+            self.recorder.failed(action, message, _ms(started))
+
+
+def _ms(since: float) -> int:
+    return round((time.monotonic() - since) * 1000)
 
 
 def runtime_message(error: BaseException) -> str:

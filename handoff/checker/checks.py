@@ -1,0 +1,199 @@
+"""The checker: a verdict per turn from independent evidence, compared with the scenario.
+
+A question turn is **kept** only when two independent witnesses agree: the answer names
+the fact, *and* the witness model's own record says the fact was in the conversation it
+was sent (so the answer did not come from anywhere else). It is **lost** when both agree
+the fact is absent, or when the runtime said plainly that the session is not there. In
+every other case — a worker that died, a turn with no witness record, evidence that
+disagrees, an error that is not "not found" — it is **unknown**, never silently lost.
+The event log adds a third piece: whether the resume followed a close.
+
+With the Copilot service as the model nothing records the requests (the runtime reaches
+the service directly), so a verdict there rests on the answer alone: kept when the answer
+names the value, case-insensitive, lost when it does not. The ``evidence`` field says
+which of these a verdict rests on.
+
+The checker is a pure function of a stored run (handoff/runs/record.py): it reads the
+workers' raw events and the witness's evidence, never the live processes, so a stored
+run can be judged again by a later checker.
+"""
+
+from __future__ import annotations
+
+from handoff.backends import explain
+from handoff.checker.verdicts import (
+    Basis,
+    Expectation,
+    FactSeen,
+    RunJudgement,
+    ScenarioJudgement,
+    StepFacts,
+    TurnJudgement,
+    Verdict,
+)
+from handoff.fact import Fact
+from handoff.protocol import OPENING_ACTIONS, Backend, turns_in
+from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents, StepRecord
+from handoff.scenario import Step
+
+# Errors that mean "the store has no such session": a clean loss, not a failure to measure.
+NOT_FOUND_MARKERS = ("session not found", "returned no sessions")
+# The runtime's words when a session has no model to ask: no provider and no token.
+NO_PROVIDER_MARKERS = ("no github oauth token or copilot hmac key",)
+
+
+def judge(record: RunRecord) -> RunJudgement:
+    fact = Fact(record.options.fact, record.options.topic)
+    scenarios = tuple(judge_scenario(s, fact, record.options.backend) for s in record.scenarios)
+    return RunJudgement(record.id, fact.value, scenarios)
+
+
+def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backend()) -> ScenarioJudgement:
+    scenario = record.scenario
+    turns: list[TurnJudgement] = []
+    if record.skipped:
+        turns.append(TurnJudgement(record.name, "scenario", None, None, verdict=Verdict.SKIPPED, reason=record.skipped,
+                                   evidence=Basis.NOTHING))
+    else:
+        first_turn = 1
+        for spec, step in zip(scenario.steps, record.steps):
+            turns.extend(_step_turns(record, spec, step, first_turn, fact, backend))
+            first_turn += turns_in(spec.actions)
+        if record.crashed:
+            turns.append(TurnJudgement(record.name, "scenario", None, None, verdict=Verdict.CRASHED,
+                                       reason=record.crashed, evidence=Basis.NOTHING,
+                                       expectations=(Expectation("verdict", "", "crashed", None),)))
+    return ScenarioJudgement(record.name, scenario.title, scenario.proves, scenario.does_not_prove, record.seconds,
+                             tuple(turns), skipped=record.skipped, crashed=record.crashed)
+
+
+def step_facts(step: StepRecord, view: StepEvents | None = None) -> StepFacts:
+    view = view or step.view()
+    return StepFacts(
+        step=step.step, host=step.host, home=step.home, store=step.store, ready=view.ready, eventlog=view.eventlog,
+        actions=tuple(view.actions), failures=tuple(view.failures), holding=view.holding, faults=tuple(step.faults),
+        finished=view.finished is not None, exit_code=step.exit_code, timed_out=step.timed_out,
+        problems=tuple(view.problems),
+    )
+
+
+def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn: int, fact: Fact,
+                backend: Backend) -> list[TurnJudgement]:
+    view = step.view()
+    facts = step_facts(step, view)
+    judged: list[TurnJudgement] = []
+    for turn in view.turns:
+        records = [e.fact_sent for e in record.evidence if e.step == step.step and e.turn == str(turn.turn)]
+        reached = _fact_seen(records, backend.seen_on_the_wire)
+        number = first_turn + turn.turn - 1
+        if turn.kind == "ask":
+            verdict, reason, basis = judge_answer(turn.answer, records, fact, backend.seen_on_the_wire)
+            judged.append(_judged(record.name, spec, facts, number, turn.answer, reached, verdict, reason, basis))
+        else:
+            judged.append(TurnJudgement(record.name, "tell", number, facts, answer=turn.answer,
+                                        fact_reached_model=reached))
+    if spec.asks and not any(t.kind == "ask" for t in view.turns):
+        verdict, reason, basis = _failure(facts, step.stderr_tail, backend)
+        judged.append(_judged(record.name, spec, facts, None, None, FactSeen.NO_REQUEST, verdict, reason, basis))
+    if not view.turns and not spec.asks:
+        judged.append(TurnJudgement(record.name, "step", None, facts))  # a step with no turn still gets its line
+    return judged
+
+
+def _fact_seen(records: list[bool | None], seen_on_the_wire: bool) -> FactSeen:
+    if not seen_on_the_wire:
+        return FactSeen.NOT_RECORDED
+    if not records:
+        return FactSeen.NO_REQUEST
+    checked = [sent for sent in records if sent is not None]
+    if not checked:
+        return FactSeen.UNCHECKED
+    return FactSeen.YES if any(checked) else FactSeen.NO
+
+
+def _failure(step: StepFacts, stderr_tail: str, backend: Backend) -> tuple[Verdict, str, Basis]:
+    """Verdict, reason and evidence for an ask turn that produced no answer."""
+    for error in step.failures:
+        if error.refused:
+            return Verdict.REFUSED, f"the guard refused {error.action}: {error.message}", Basis.GUARD
+    for error in step.failures:
+        message = error.message
+        explained = explain(backend, message)
+        said = f"{message} ({explained})" if explained else message
+        if error.action in OPENING_ACTIONS or error.action == "ask":
+            if any(marker in message.lower() for marker in NOT_FOUND_MARKERS):
+                return Verdict.LOST, f"{error.action} failed: {said}", Basis.RUNTIME_ERROR
+            if any(marker in message.lower() for marker in NO_PROVIDER_MARKERS):
+                return Verdict.NO_PROVIDER, (f"{error.action} failed, no model was asked: the session does not store "
+                                             f"its provider settings and this runtime was given none ({said})"), \
+                    Basis.RUNTIME_ERROR
+            return Verdict.UNKNOWN, f"{error.action} failed (not a 'not found'): {said}", Basis.RUNTIME_ERROR
+    for error in step.failures:
+        return Verdict.UNKNOWN, f"{error.action} failed: {error.message}", Basis.RUNTIME_ERROR
+    if step.timed_out:
+        return Verdict.UNKNOWN, "worker timed out before answering", Basis.NOTHING
+    if step.problems:
+        return Verdict.UNKNOWN, f"the worker broke the protocol: {step.problems[0]}", Basis.NOTHING
+    if not step.finished:
+        tail = f": {stderr_tail.splitlines()[-1]}" if stderr_tail.strip() else ""
+        return Verdict.UNKNOWN, f"worker ended without 'finished' (exit code {step.exit_code}){tail}", Basis.NOTHING
+    return Verdict.UNKNOWN, "the ask turn produced no answer", Basis.NOTHING
+
+
+def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact,
+                 seen_on_the_wire: bool = True) -> tuple[Verdict, str, Basis]:
+    """Verdict, reason and evidence for an ask turn that answered, from the answer and the
+    records of what the model was sent. A record whose ``fact_sent`` is None checked
+    nothing and is no evidence either way. Without any way to see the requests
+    (``seen_on_the_wire`` False) the answer alone decides."""
+    named = fact.is_in(answer)
+    if not seen_on_the_wire:
+        if named:
+            return Verdict.KEPT, "the answer names the value (requests to this model cannot be recorded)", Basis.ANSWER_ONLY
+        return Verdict.LOST, "the answer does not name the value (requests to this model cannot be recorded)", \
+            Basis.ANSWER_ONLY
+    if not fact_sent:
+        return Verdict.UNKNOWN, "the witness model has no record of this turn", Basis.NOTHING
+    checked = [sent for sent in fact_sent if sent is not None]
+    if not checked:
+        return Verdict.UNKNOWN, "the witness model was not told which fact to look for", Basis.NOTHING
+    sent = any(checked)
+    if named and sent:
+        return Verdict.KEPT, "answer names the fact and the model was sent it", Basis.ANSWER_AND_WIRE
+    if not named and not sent:
+        return Verdict.LOST, "answer lacks the fact and the model was not sent it", Basis.ANSWER_AND_WIRE
+    if named:
+        return Verdict.UNKNOWN, "answer names the fact but the model was not sent it", Basis.ANSWER_AND_WIRE
+    return Verdict.UNKNOWN, "the model was sent the fact but the answer lacks it", Basis.ANSWER_AND_WIRE
+
+
+def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer: str | None, reached: FactSeen,
+            verdict: Verdict, reason: str, basis: Basis) -> TurnJudgement:
+    expectations = [_expected_verdict(spec.expect, verdict)]
+    log = step.eventlog
+    if spec.forked is not None:
+        forked = None if log is None else log.branch_points > 0
+        expectations.append(_expected_flag("forked", spec.forked, forked, "forked", "no fork"))
+    if spec.closed_before_resume is not None:
+        expectations.append(_expected_flag("closed before resume", spec.closed_before_resume, step.closed_before_resume,
+                                           "closed", "not closed"))
+    if step.closed_before_resume is False and verdict == Verdict.KEPT:
+        reason += "; but no session.shutdown precedes the resume: not a resume-after-close"
+    return TurnJudgement(scenario, "ask", turn, step, answer=answer, fact_reached_model=reached, verdict=verdict,
+                         reason=reason, evidence=basis, expectations=tuple(expectations))
+
+
+def _expected_verdict(wanted: str | None, got: Verdict) -> Expectation:
+    if wanted == got:
+        met = True
+    elif not got.judged:
+        met = None  # "unknown" contradicts nothing: it says the evidence was not there
+    else:
+        met = False
+    return Expectation("verdict", wanted or "", got.value, met)
+
+
+def _expected_flag(name: str, wanted: bool, got: bool | None, yes: str, no: str) -> Expectation:
+    shown = "—" if got is None else (yes if got else no)
+    return Expectation(name, yes if wanted else no, shown, None if got is None else got == wanted)
+

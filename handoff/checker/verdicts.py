@@ -1,0 +1,177 @@
+"""The checker's vocabulary: verdicts, what they rest on, and judgements as data.
+
+A judgement keeps the verdict, the evidence it rests on and every expectation apart, so
+that the table, the Markdown, the JSON and a diff of two runs are all renderings of the
+same facts (handoff/report/), and so that the exit code says what a person must do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+from typing import TYPE_CHECKING
+
+from handoff.protocol import ActionDone, ActionFailed, EventLog, Holding, Ready
+
+if TYPE_CHECKING:
+    from handoff.runs.record import FaultRecord
+
+
+class Verdict(StrEnum):
+    KEPT = "kept"  # the answer names the fact, and the model was sent it
+    LOST = "lost"  # both say it is absent, or the runtime said the session is not there
+    UNKNOWN = "unknown"  # the evidence is missing or disagrees: no verdict can be given
+    REFUSED = "refused"  # the guard stopped the step
+    NO_PROVIDER = "no-provider"  # the session resumed, but no model was there to ask
+    SKIPPED = "skipped"  # the scenario needs something this machine lacks
+    CRASHED = "crashed"  # the tool could not finish running the scenario
+
+    @property
+    def judged(self) -> bool:
+        """A verdict about the session, as opposed to "we could not tell"."""
+        return self not in (Verdict.UNKNOWN, Verdict.SKIPPED, Verdict.CRASHED)
+
+
+# The verdicts a scenario file may expect.
+EXPECTABLE = tuple(v.value for v in Verdict if v not in (Verdict.SKIPPED, Verdict.CRASHED))
+
+
+class Basis(StrEnum):
+    """What a verdict rests on, as the table's evidence column shows it."""
+
+    ANSWER_AND_WIRE = "answer + wire"  # the answer, and the witness's or relay's record of the request
+    ANSWER_ONLY = "answer only"  # no record of the request exists (the Copilot service)
+    RUNTIME_ERROR = "runtime error"
+    GUARD = "guard"
+    NOTHING = "—"
+
+
+class FactSeen(StrEnum):
+    """Did the fact reach the model in this turn's request?"""
+
+    YES = "yes"
+    NO = "no"
+    NO_REQUEST = "no request"  # the witness has no record of this turn
+    NOT_RECORDED = "not recorded"  # requests to this model cannot be recorded
+    UNCHECKED = "—"  # a record exists but was not told which fact to look for
+
+
+class ExitCode(IntEnum):
+    """What a person must do next, for `handoff run` and `handoff report`."""
+
+    AS_EXPECTED = 0  # every verdict as its scenario expects
+    CONTRADICTED = 1  # some verdict contradicted its expectation
+    BAD_INPUT = 2
+    TOOL_FAILED = 3
+    UNJUDGED = 4  # nothing contradicted, but some turns could not be judged, or none were
+    INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One thing a scenario file expects of a turn, and whether it held. ``met`` is None
+    when the evidence to check it is missing (the verdict is unknown, or there is no
+    event log): that is not a contradiction, only something that could not be judged."""
+
+    name: str  # "verdict", "forked", "closed before resume"
+    wanted: str
+    got: str
+    met: bool | None
+
+
+@dataclass(frozen=True)
+class StepFacts:
+    """Where a step ran and what its worker and its event log said, shared by its turns."""
+
+    step: str
+    host: str
+    home: str  # shared | own | copied
+    store: str  # home | sqlite | postgres
+    ready: Ready | None
+    eventlog: EventLog | None
+    actions: tuple[ActionDone, ...]
+    failures: tuple[ActionFailed, ...]
+    holding: Holding | None
+    faults: tuple[FaultRecord, ...]
+    finished: bool
+    exit_code: int | None
+    timed_out: bool
+    problems: tuple[str, ...]  # lines that were not protocol events
+
+    @property
+    def closed_before_resume(self) -> bool | None:
+        return self.eventlog.closed_before_resume if self.eventlog else None
+
+    @property
+    def killed_on_purpose(self) -> bool:
+        return any(fault.kind == "kill" for fault in self.faults)
+
+
+@dataclass(frozen=True)
+class TurnJudgement:
+    scenario: str
+    kind: str  # "tell" | "ask" | "step" (a step with no turn) | "scenario" (skipped or crashed)
+    turn: int | None  # numbered across the scenario; None when the turn never happened
+    step: StepFacts | None
+    answer: str | None = None
+    fact_reached_model: FactSeen = FactSeen.UNCHECKED
+    verdict: Verdict | None = None  # None for a turn nothing is judged of (a tell)
+    reason: str = ""
+    evidence: Basis | None = None
+    expectations: tuple[Expectation, ...] = ()
+
+    @property
+    def as_expected(self) -> bool | None:
+        """False if any expectation was contradicted, None if some could not be checked
+        (or nothing is expected), True if all held."""
+        if not self.expectations:
+            return None
+        met = [e.met for e in self.expectations]
+        if False in met:
+            return False
+        return None if None in met else True
+
+
+@dataclass(frozen=True)
+class ScenarioJudgement:
+    name: str
+    title: str
+    proves: str
+    does_not_prove: str
+    seconds: float
+    turns: tuple[TurnJudgement, ...]
+    skipped: str | None = None
+    crashed: str | None = None
+
+
+@dataclass(frozen=True)
+class RunJudgement:
+    run_id: str
+    fact: str
+    scenarios: tuple[ScenarioJudgement, ...]
+
+    @property
+    def turns(self) -> list[TurnJudgement]:
+        return [turn for scenario in self.scenarios for turn in scenario.turns]
+
+    @property
+    def contradicted(self) -> list[TurnJudgement]:
+        return [t for t in self.turns if t.as_expected is False]
+
+    @property
+    def unjudged(self) -> list[TurnJudgement]:
+        """Turns that could not be judged (unknown, or a crashed scenario) where the
+        scenario did not expect exactly that."""
+        return [t for t in self.turns if t.verdict in (Verdict.UNKNOWN, Verdict.CRASHED) and t.as_expected is not True]
+
+    @property
+    def judged(self) -> list[TurnJudgement]:
+        """Turns whose expectations were checked, with whatever result."""
+        return [t for t in self.turns if t.as_expected is not None]
+
+    def exit_code(self) -> ExitCode:
+        if self.contradicted:
+            return ExitCode.CONTRADICTED
+        if self.unjudged or not self.judged:
+            return ExitCode.UNJUDGED
+        return ExitCode.AS_EXPECTED

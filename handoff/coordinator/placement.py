@@ -1,0 +1,62 @@
+"""Placing a scenario's steps on hosts: which hosts it gets, and why it cannot run here.
+
+A scenario names its hosts by kind (``[hosts] b = "namespace"``); ``--host NAME=ssh://``
+turns one into a real machine. What a host can do is asked of the host's properties
+(handoff/hosts/base.py); nothing here looks at a host's class.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from handoff.coordinator.services import RunServices
+from handoff.hosts import (
+    Host,
+    LocalHost,
+    NamespaceHost,
+    NamespaceSshHost,
+    SshHost,
+    missing_capability,
+)
+from handoff.protocol import COPILOT
+from handoff.scenario import LOCAL, Scenario
+
+
+def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
+    """The reason this machine cannot run ``scenario`` (it is then *skipped*), or None."""
+    settings = services.settings
+    for name, kind in scenario.hosts.items():
+        if name in settings.remote_hosts:
+            continue
+        if settings.backend.kind == COPILOT:
+            return f"host '{name}' ({kind}): a simulated host has no route to the Copilot service on the internet"
+        problem = missing_capability(kind) or (None if services.lan else services.lan_problem)
+        if problem:
+            return f"host '{name}' ({kind}): {problem}"
+    return None
+
+
+def open_hosts(scenario: Scenario, services: RunServices, workdir: Path, hosts: dict[str, Host]) -> None:
+    """Make the hosts of one scenario, by name, into ``hosts`` (``local`` always among
+    them). Each scenario gets hosts of its own (a namespace host per name); the caller
+    closes every host in ``hosts`` when the scenario ends, also the ones made before one
+    failed to come up."""
+    settings = services.settings
+    hosts[LOCAL] = LocalHost(LOCAL, services.zygote)
+    witness = urlsplit(services.witness_url)
+    for name, kind in scenario.hosts.items():
+        if name in settings.remote_hosts:
+            hosts[name] = SshHost(name, settings.remote_hosts[name], witness.hostname, witness.port)
+        elif kind == "namespace":
+            hosts[name] = NamespaceHost(name, services.lan, [services.run_dir], services.zygote)
+        else:
+            machine = NamespaceHost(name, services.lan, [services.run_dir])
+            hosts[name] = NamespaceSshHost(name, machine, workdir / f"ssh-{name}", witness.hostname, witness.port)
+        hosts[name].passed_env = _passed(settings.backend.token_env)
+    hosts[LOCAL].passed_env = _passed(settings.backend.token_env)
+
+
+def _passed(token_env: str | None) -> tuple[str, ...]:
+    """The scrubbed variables a worker gets: the Copilot token's, when that is the backend."""
+    return (token_env,) if token_env else ()

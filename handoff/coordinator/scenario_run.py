@@ -1,0 +1,133 @@
+"""One scenario, start to end: its hosts, its steps in order, the id passed along.
+
+For each step it prepares the home the step names, waits if the step asks to (giving its
+slot to another scenario meanwhile), builds the worker's spec and has the step driver run
+it. The session id travels from step to step here, as an app would pass it from one
+device to the next: each step gets the id the previous steps ended up with.
+
+Whatever goes wrong while setting up or running the scenario — a host that does not come
+up, a database that is not there, a fault that did not apply, a bug — becomes this
+scenario's ``crashed`` reason in its record; the other scenarios of the run go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import traceback
+import uuid
+from pathlib import Path
+from typing import Callable
+
+from handoff.coordinator.placement import open_hosts, why_not_runnable
+from handoff.coordinator.services import RunServices
+from handoff.coordinator.slots import Slots
+from handoff.coordinator.specs import worker_spec
+from handoff.coordinator.step_driver import StepDriver
+from handoff.faults import FaultTarget, faults_for
+from handoff.hosts import Host
+from handoff.runs.record import ScenarioRecord, StepRecord
+from handoff.scenario import Scenario, Step
+from handoff.stores import prepare_home
+from handoff.stores.database import sqlite_url
+from handoff.witness.server import read_evidence
+
+
+def new_session_id() -> str:
+    """A random id in the lab's shape: a readable prefix and random hex, 24 characters."""
+    return f"handoff-{uuid.uuid4().hex}"[:24]
+
+
+Placement = Callable[[Scenario, RunServices, Path, dict[str, Host]], None]
+
+
+class ScenarioRun:
+    def __init__(self, scenario: Scenario, services: RunServices, slots: Slots, place: Placement = open_hosts):
+        self.scenario = scenario
+        self.place = place  # makes the scenario's hosts (a fake one, in the unit tests)
+        self.services = services
+        self.settings = services.settings
+        self.slots = slots
+        self.workdir = services.run_dir / scenario.name
+        self.driver = StepDriver(services.tracker, self.settings.step_timeout)
+
+    async def run(self) -> ScenarioRecord:
+        started = time.monotonic()
+        record = ScenarioRecord(self.scenario.name, self.scenario)
+        record.skipped = why_not_runnable(self.scenario, self.services)
+        if record.skipped:
+            return record
+        hosts: dict[str, Host] = {}
+        try:
+            (self.workdir / "cwd").mkdir(parents=True, exist_ok=True)
+            self.place(self.scenario, self.services, self.workdir, hosts)
+            await self._prepare_store()
+            await self._steps(record, hosts)
+        except Exception as error:  # one scenario's failure stays in its own row
+            record.crashed = _one_line(error)
+            (self.workdir / "crash.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        finally:
+            for host in hosts.values():
+                with contextlib.suppress(Exception):
+                    await host.close()
+            record.evidence = [e for e in read_evidence(self.services.evidence_path) if e.scenario == self.scenario.name]
+            record.seconds = time.monotonic() - started
+        return record
+
+    async def _prepare_store(self) -> None:
+        if self.scenario.store != "postgres":
+            return
+        if self.services.database_problem:
+            raise RuntimeError(self.services.database_problem)
+        await asyncio.to_thread(self.services.databases.prepare, self.scenario.name, self.scenario.store)
+
+    async def _steps(self, record: ScenarioRecord, hosts: dict[str, Host]) -> None:
+        session_id = self.scenario.session_id or new_session_id()
+        previous_home: Path | None = None
+        for step in self.scenario.steps:
+            step_id = session_id if step.session == "passed" else new_session_id()
+            home = prepare_home(self.workdir, step.name, step.home, previous_home, step_id)
+            if step.wait:
+                await self._wait(step.wait)
+            host = hosts[step.host]
+            step_record = StepRecord(step.name, host.name, step.home, self.scenario.store, step_id)
+            record.steps.append(step_record)
+            target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact)
+            await self.driver.run(self._spec(step, host, home, step_id), host, home, self.workdir, step_record,
+                                  faults_for(step), target)
+            reported = step_record.view().reported_session_id
+            if step.session == "passed" and reported:
+                session_id = reported
+            previous_home = home
+
+    async def _wait(self, seconds: float) -> None:
+        """Waiting costs no CPU: let another scenario run meanwhile."""
+        await self.slots.give_back()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            await self.slots.take(returning=True)
+
+    def _spec(self, step: Step, host: Host, home: Path, session_id: str):
+        store_url = None
+        if self.scenario.store != "home":
+            store_url = self.services.databases.url(self.scenario.name, self.scenario.store, host.on_simulated_lan)
+        return worker_spec(
+            self.scenario.name, step, host, host.home(home), session_id, fact=self.settings.fact,
+            backend=self.settings.backend, runtime_path=str(self.services.runtime_path),
+            witness_url=host.witness_url(self.services.witness_url), store_url=store_url,
+            registry_url=self._registry_url(host),
+        )
+
+    def _registry_url(self, host: Host) -> str | None:
+        """A registry file beside a home-directory store, for workers that can open the
+        run's files (a simulated host cannot; guarded scenarios run locally)."""
+        if self.scenario.store != "home" or not host.sees_run_files:
+            return None
+        return sqlite_url(self.workdir / "registry.db")
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

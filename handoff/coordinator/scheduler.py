@@ -1,0 +1,44 @@
+"""The scheduler: which scenario runs when, at most ``jobs`` at a time.
+
+Scenarios are independent, so they run side by side. They are started longest first, so
+that no long scenario starts last and runs alone; their records still come back in the
+order they were given. A scenario never raises here (its failures are its record's
+``crashed``), so one cannot cancel another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from handoff.coordinator.placement import open_hosts
+from handoff.coordinator.scenario_run import Placement, ScenarioRun
+from handoff.coordinator.services import RunServices
+from handoff.coordinator.slots import Slots
+from handoff.runs.record import ScenarioRecord
+from handoff.scenario import LOCAL, Scenario
+
+
+def expected_cost(scenario: Scenario) -> float:
+    """A rough length in seconds, for scheduling only: about a second per step (a worker
+    and its runtime), more on a simulated host, plus the step's waits."""
+    return sum(1.0 + step.wait + (0.5 if step.host != LOCAL else 0.0) for step in scenario.steps)
+
+
+async def run_all(scenarios: list[Scenario], services: RunServices, place: Placement = open_hosts) -> list[ScenarioRecord]:
+    slots = Slots(services.settings.jobs)
+
+    async def bounded(scenario: Scenario) -> ScenarioRecord:
+        await slots.take()
+        try:
+            return await ScenarioRun(scenario, services, slots, place).run()
+        finally:
+            await slots.give_back()
+
+    longest_first = sorted(range(len(scenarios)), key=lambda i: expected_cost(scenarios[i]), reverse=True)
+    tasks = {i: asyncio.create_task(bounded(scenarios[i])) for i in longest_first}
+    try:
+        await asyncio.gather(*tasks.values())
+    finally:
+        for task in tasks.values():  # an interrupt: stop the others too
+            task.cancel()
+    return [tasks[i].result() for i in range(len(scenarios))]

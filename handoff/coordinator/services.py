@@ -1,0 +1,125 @@
+"""What every scenario of one run shares, started once and closed once.
+
+The process tracker, the run's temporary directory, the witness model, the zygote that
+forks workers, the simulated LAN (when a scenario has a namespace or ssh host) and the
+run's databases (a throwaway PostgreSQL when a scenario needs one and none was named).
+None of them carries anything from one scenario to another that a proof depends on: the
+witness answers each request from that request alone, the zygote never runs a session,
+and each scenario gets its own homes and its own database schema.
+
+A service that cannot start is recorded as the reason the scenarios that need it cannot
+run (they end *crashed* or *skipped* with that reason); only the witness and the zygote,
+which every scenario needs, end the whole run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from handoff.fact import Fact
+from handoff.hosts import Lan, NetworkError, SshTarget, missing_capability
+from handoff.hosts.zygote import Zygote
+from handoff.processes import ProcessTracker
+from handoff.protocol import OPENAI_COMPATIBLE, Backend
+from handoff.scenario import Scenario
+from handoff.stores.postgres_server import ThrowawayPostgres
+from handoff.stores.shared import RunDatabases
+from handoff.witness.launch import WitnessStartError, start_witness
+
+
+class CoordinatorError(Exception):
+    """Something the tool itself could not do (exit code 3)."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The choices a run was started with (validated by the CLI before anything starts)."""
+
+    fact: Fact = Fact()
+    jobs: int = 1
+    backend: Backend = Backend()
+    remote_hosts: dict[str, SshTarget] = field(default_factory=dict)  # --host NAME=ssh://...
+    store_url: str | None = None  # --store: a PostgreSQL server of the user's
+    fork_workers: bool = True  # workers are forked from a zygote that has the SDK imported
+    step_timeout: float = 120.0
+
+
+class RunServices:
+    def __init__(self, settings: RunSettings, runtime_path: Path, run_dir: Path, tracker: ProcessTracker):
+        self.settings = settings
+        self.runtime_path = runtime_path
+        self.run_dir = run_dir
+        self.tracker = tracker
+        self.evidence_path = run_dir / "witness-evidence.jsonl"
+        self.witness_url = ""
+        self.zygote: Zygote | None = None
+        self.lan: Lan | None = None
+        self.lan_problem: str | None = None  # why there is no LAN although a scenario needs one
+        self.databases = RunDatabases(run_dir, settings.store_url, None, owned=False)
+        self.database_problem: str | None = None  # why the throwaway PostgreSQL did not start
+        self._server: ThrowawayPostgres | None = None
+
+    async def start(self, scenarios: list[Scenario]) -> None:
+        self._start_lan(scenarios)
+        # None of these needs another, and each takes a moment: start them side by side.
+        await asyncio.gather(self._start_witness(), self._start_zygote(), self._start_database(scenarios))
+
+    def _start_lan(self, scenarios: list[Scenario]) -> None:
+        """A simulated LAN when some scenario has a namespace or ssh host that is not remote."""
+        needed = any(name not in self.settings.remote_hosts for s in scenarios for name in s.hosts)
+        if not needed:
+            return
+        self.lan_problem = missing_capability("namespace")
+        if self.lan_problem is None:
+            try:
+                self.lan = Lan()
+            except NetworkError as error:
+                self.lan_problem = str(error)
+
+    async def _start_database(self, scenarios: list[Scenario]) -> None:
+        if self.settings.store_url or not any(s.store == "postgres" for s in scenarios):
+            return
+        lan = self.lan
+        listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
+        self._server = ThrowawayPostgres(listen, trusted_network=f"{lan.subnet}.0/24" if lan else None)
+        try:
+            url = await asyncio.to_thread(self._server.start)
+        except Exception as error:
+            self.database_problem = f"the throwaway PostgreSQL server did not start: {' '.join(str(error).split())}"
+            return
+        self.databases = RunDatabases(self.run_dir, url, lan.gateway if lan else None, owned=True)
+
+    async def _start_witness(self) -> None:
+        listen = self.lan.gateway if self.lan else "127.0.0.1"
+        backend = self.settings.backend
+        # A real OpenAI-compatible model is reached through the witness in relay mode, which
+        # records what each request sent; the Copilot service leaves the witness idle.
+        relay = ["--relay-to", backend.provider_url] if backend.kind == OPENAI_COMPATIBLE else []
+        try:
+            self.witness_url = await start_witness(
+                self.tracker, self.run_dir / "witness.stderr", "--evidence", str(self.evidence_path), *relay, host=listen,
+            )
+        except WitnessStartError as error:
+            raise CoordinatorError(str(error)) from None
+
+    async def _start_zygote(self) -> None:
+        if not self.settings.fork_workers:
+            return
+        zygote = Zygote(self.tracker, self.run_dir)
+        try:
+            await zygote.start()
+        except RuntimeError as error:
+            raise CoordinatorError(str(error)) from None
+        self.zygote = zygote
+
+    def close(self) -> None:
+        """Stop everything, whatever happened; safe to call more than once."""
+        self.tracker.stop_all()
+        self.databases.close()
+        if self._server is not None:
+            self._server.stop()
+        if self.lan is not None:
+            self.lan.close()
+        self.tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us

@@ -1,0 +1,27 @@
+"""Building the WorkerSpec for one step: a pure function of the step, its host and the
+run's settings, shared by the coordinator and the benchmarks."""
+
+from __future__ import annotations
+
+from handoff.fact import Fact
+from handoff.hosts import Host
+from handoff.protocol import Backend, WorkerSpec
+from handoff.scenario import Step
+from handoff.witness.tags import request_tags
+
+
+def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: str | None, *, fact: Fact,
+                backend: Backend, runtime_path: str, witness_url: str, store_url: str | None = None,
+                registry_url: str | None = None) -> WorkerSpec:
+    """What the worker of ``step`` on ``host`` is told. ``home`` is its COPILOT_HOME as seen
+    on that host; ``witness_url`` the witness as seen from there."""
+    return WorkerSpec(
+        scenario=scenario, step=step.name, host=host.name,
+        runtime_path="" if host.has_own_runtime else runtime_path,
+        home=home, witness_url=witness_url, fact_value=fact.value, fact_topic=fact.topic, actions=step.actions,
+        backend=backend, session_id=session_id,
+        tags=request_tags(scenario, step.name, host.name, fact),
+        store=store_url, owner=step.principal, guarded=step.guarded, reuse=step.reuse, registry=registry_url,
+        without_provider=step.provider == "omitted",
+        secrets={} if host.carries_environment else backend.secret_env(),
+    )

@@ -1,0 +1,260 @@
+"""The worker protocol: the one place that says what a coordinator and a worker exchange.
+
+The coordinator writes one :class:`WorkerSpec` as JSON to a worker's standard input; the
+worker answers with one event per line on its standard output, each a frozen, typed
+record below, tagged by its ``event`` field. Every side that reads events — the step
+driver, the checker, stored runs, the benchmarks — decodes them with :func:`decode`, so a
+field renamed here is renamed everywhere, and a line that does not decode is a
+:class:`ProtocolViolation` the reader records, never a dict it guesses at.
+
+Nothing here imports the SDK or anything above it: the worker, the hosts and the
+coordinator can all use it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Union
+
+import msgspec
+
+# --- what a step may ask a worker to do -------------------------------------------------
+
+ACTIONS = {
+    "create": "create a session with the id the coordinator passes along",
+    "create-without-id": "create a session and let the runtime choose its id",
+    "resume": "resume the session with the id passed along",
+    "resume-most-recent": "list the stored sessions and resume the most recently modified",
+    "tell": "turn: ask the model to remember the fact",
+    "ask": "turn: ask the model which value was the favourite",
+    "close": "close (disconnect) the open session, which writes session.shutdown",
+    "metadata": "get_session_metadata for the id passed along",
+    "list": "list_sessions",
+    "hold": "report 'holding' (after-turn) and wait to be killed (used to simulate a crash)",
+    "discover": "take the most recently active session id from the store's registry",
+    "crash-mid-append": "turn that holds inside its first append to the store, before it commits, until killed",
+    "concurrent-resume-and-ask": "a second runtime resumes the open session and asks; then the first takes a turn",
+}
+TURN_ACTIONS = {"tell", "ask", "crash-mid-append", "concurrent-resume-and-ask"}
+# How many turns an action takes (the concurrent one takes a turn on each runtime). The
+# worker numbers its turns 1, 2, ... within its step; the checker alone turns those into
+# numbers across the scenario, from this table.
+TURNS_PER_ACTION = {"tell": 1, "ask": 1, "crash-mid-append": 1, "concurrent-resume-and-ask": 2}
+OPENING_ACTIONS = {"create", "create-without-id", "resume", "resume-most-recent"}
+
+# Where a worker stops and says ``holding`` so the coordinator can inject a fault.
+AFTER_TURN = "after-turn"
+INSIDE_WRITE = "inside-write"
+
+
+def turns_in(actions: tuple[str, ...] | list[str]) -> int:
+    return sum(TURNS_PER_ACTION.get(action, 0) for action in actions)
+
+
+# --- the model backend, as plain data ---------------------------------------------------
+
+WITNESS = "witness"
+COPILOT = "copilot"
+OPENAI_COMPATIBLE = "openai-compatible"
+WITNESS_MODEL = "handoff-witness"  # the name the witness reports; it answers to any name
+
+
+class Backend(msgspec.Struct, frozen=True):
+    """Where the model comes from. Secrets are referred to by the NAME of the variable
+    that holds them, so a Backend can be printed, stored with a run and sent to a worker;
+    only the process that starts a runtime reads the values (handoff/worker/model.py).
+    Choosing and checking one is handoff/backends.py's job."""
+
+    kind: str = WITNESS
+    model: str = WITNESS_MODEL
+    provider_url: str | None = None  # openai-compatible: the endpoint's base URL (…/v1)
+    api_key_env: str | None = None  # openai-compatible: the variable holding its key
+    token_env: str | None = None  # copilot: the variable the GitHub token was found in
+
+    @property
+    def seen_on_the_wire(self) -> bool:
+        """Whether the tool can record what each request sent: the witness records it,
+        and an OpenAI-compatible endpoint is reached through the recording relay. The
+        Copilot service is reached by the runtime directly, so only its answers count."""
+        return self.kind != COPILOT
+
+    def describe(self) -> str:
+        """One line for people: what talks to the runtime, without any secret."""
+        if self.kind == COPILOT:
+            return f"GitHub Copilot service, model {self.model}, token from ${self.token_env}"
+        if self.kind == OPENAI_COMPATIBLE:
+            key = f"key from ${self.api_key_env}" if self.api_key_env else "no key"
+            return f"OpenAI-compatible endpoint {self.provider_url}, model {self.model}, {key}"
+        return f"embedded witness model ({self.model})"
+
+    def secret_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The variables holding this backend's secrets, with their values."""
+        environ = os.environ if environ is None else environ
+        names = [n for n in (self.token_env, self.api_key_env) if n]
+        return {n: environ[n] for n in names if environ.get(n)}
+
+    def scrub(self, text: str, environ: Mapping[str, str] | None = None) -> str:
+        """``text`` with every secret this backend uses replaced by ***."""
+        for secret in self.secret_env(environ).values():
+            text = text.replace(secret, "***")
+        return text
+
+
+# --- coordinator -> worker ------------------------------------------------------------
+
+class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
+    scenario: str
+    step: str
+    host: str
+    runtime_path: str  # "" means the runtime installed on the worker's own machine (an SSH host)
+    home: str
+    witness_url: str
+    fact_value: str
+    fact_topic: str
+    actions: tuple[str, ...]
+    backend: Backend = Backend()
+    session_id: str | None = None
+    tags: dict[str, str] = {}  # x-handoff-* headers on every model request (witness/relay only)
+    store: str | None = None  # a database URL: session files go there through SessionFs
+    owner: str = "alice"  # the principal this worker acts as, recorded in the registry
+    guarded: bool = False  # go through the gate (owner, id rules, receipt, lease) or call the SDK raw
+    reuse: bool = False  # a guarded create of an existing id continues it instead of being refused
+    registry: str | None = None  # registry database when the session files are not in one
+    without_provider: bool = False  # resume with no provider settings, to show they are not stored
+    # The values of the backend's secret variables, only for a worker whose environment
+    # cannot carry them (one started over SSH: sshd passes no environment on). They travel
+    # on the worker's stdin, never on a command line, and are never written down.
+    secrets: dict[str, str] = {}
+
+    def __repr__(self) -> str:  # never show the secrets, whoever prints a spec
+        return f"WorkerSpec(scenario={self.scenario!r}, step={self.step!r}, host={self.host!r}, actions={self.actions!r})"
+
+    def to_json(self) -> bytes:
+        return msgspec.json.encode(self)
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> WorkerSpec:
+        return msgspec.json.decode(data, type=cls)
+
+
+# --- worker -> coordinator: the events ------------------------------------------------
+
+class _Event(msgspec.Struct, frozen=True, tag_field="event", forbid_unknown_fields=True, kw_only=True):
+    t: float  # time.time() in the worker when it said so
+
+
+class Ready(_Event, tag="ready"):
+    """The worker's runtime is up: who and where it is."""
+
+    pid: int
+    hostname: str
+    address: str | None
+    home: str
+    runtime_version: str
+    sdk_version: str
+    runtime_start_ms: int
+    store: str | None = None  # the store's address, without any password
+
+
+class ActionDone(_Event, tag="action"):
+    """A non-turn action succeeded; the fields it reports depend on the action."""
+
+    action: str
+    session_id: str | None
+    ms: int
+    found: bool | None = None  # metadata: did get_session_metadata return anything
+    summary: str | None = None  # metadata: its summary
+    listed: tuple[str, ...] | None = None  # list, resume-most-recent: the ids listed
+    registered: tuple[str, ...] | None = None  # discover: the ids the registry lists
+    reused: bool = False  # a guarded create that continued an existing session
+
+
+class Turn(_Event, tag="turn"):
+    """One turn answered. ``turn`` counts the step's turns from 1."""
+
+    turn: int
+    kind: str  # "tell" | "ask"
+    session_id: str | None
+    prompt: str
+    answer: str | None
+    ms: int
+
+
+class ActionFailed(_Event, tag="error"):
+    """An action failed; the worker goes on with the actions that do not need it."""
+
+    action: str
+    message: str
+    refused: bool = False  # the guard said no, rather than the runtime failing
+    ms: int | None = None
+
+
+class Skipped(_Event, tag="skipped"):
+    action: str
+    reason: str
+
+
+class Holding(_Event, tag="holding"):
+    """The worker waits at a fault point until the coordinator acts (it never goes on)."""
+
+    session_id: str | None
+    point: str  # AFTER_TURN | INSIDE_WRITE
+    during: str | None = None
+
+
+class EventLog(_Event, tag="eventlog"):
+    """What the session's event log (events.jsonl) said when the worker ended."""
+
+    session_id: str
+    found: bool
+    events: int = 0
+    starts: int = 0
+    resumes: int = 0
+    closed_before_resume: bool | None = None
+    resume_event_count: int | None = None
+    already_in_use: bool | None = None
+    branch_points: int = 0
+    unreadable_lines: int = 0
+
+
+class Cpu(msgspec.Struct, frozen=True):
+    worker: float  # this worker's own CPU seconds (from its fork, or its interpreter start)
+    runtime: float  # its reaped children: its runtime(s) and what they ran
+
+
+class Finished(_Event, tag="finished"):
+    ok: bool
+    cpu_s: Cpu | None = None
+
+
+Event = Union[Ready, ActionDone, Turn, ActionFailed, Skipped, Holding, EventLog, Finished]
+_decoder = msgspec.json.Decoder(Event)
+
+
+class ProtocolViolation(ValueError):
+    """A line on a worker's stdout that is not an event of this protocol."""
+
+
+def encode(event: _Event) -> bytes:
+    return msgspec.json.encode(event) + b"\n"
+
+
+def decode(line: bytes | str) -> Event:
+    try:
+        return _decoder.decode(line)
+    except msgspec.DecodeError as error:
+        raise ProtocolViolation(str(error)) from None
+
+
+def decode_all(lines: list[str]) -> tuple[list[Event], list[str]]:
+    """The events of a step's stdout lines, and a description of each line that is not one."""
+    events, problems = [], []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            events.append(decode(line))
+        except ProtocolViolation as violation:
+            shown = line if len(line) <= 80 else line[:79] + "…"
+            problems.append(f"line {number} is not a protocol event ({violation}): {shown!r}")
+    return events, problems

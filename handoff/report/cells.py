@@ -1,0 +1,124 @@
+"""How one judged turn reads in a table: each column's text, from the judgement's data.
+
+The only place where verdicts, evidence and expectations become words; the terminal
+table, the Markdown and a diff of two runs all use these.
+"""
+
+from __future__ import annotations
+
+from handoff.checker.verdicts import StepFacts, TurnJudgement
+
+DASH = "—"
+
+
+def yes_no(value: bool | None) -> str:
+    return DASH if value is None else ("yes" if value else "no")
+
+
+def short(text: str | None, width: int = 48) -> str:
+    if text is None:
+        return DASH
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def turn(judged: TurnJudgement) -> str:
+    if judged.kind == "scenario":
+        return f"{DASH} {DASH}"
+    return f"{judged.turn if judged.turn is not None else DASH} {judged.kind}"
+
+
+def ran_in(step: StepFacts | None) -> str:
+    if step is None:
+        return DASH
+    if step.ready is None:
+        return f"{step.step}: no runtime"
+    address = f" {step.ready.address}" if step.ready.address else ""
+    return f"{step.step} pid {step.ready.pid}@{step.ready.hostname}{address}"
+
+
+def store(step: StepFacts | None) -> str:
+    if step is None:
+        return DASH
+    if step.store != "home":
+        return step.store
+    return {"shared": "shared", "own": f"own ({step.step})", "copied": f"copy ({step.step})"}[step.home]
+
+
+def closed_before_resume(judged: TurnJudgement) -> str:
+    return DASH if judged.step is None else yes_no(judged.step.closed_before_resume)
+
+
+def answer(judged: TurnJudgement) -> str:
+    if judged.kind == "step":
+        return killed(judged.step) or DASH
+    return short(judged.answer)
+
+
+def killed(step: StepFacts | None) -> str | None:
+    if step is None or not step.killed_on_purpose:
+        return None
+    during = step.holding.during if step.holding else None
+    return "killed on purpose" + (f" during {during}" if during else "")
+
+
+def fact_reached_model(judged: TurnJudgement) -> str:
+    return DASH if judged.kind in ("step", "scenario") else judged.fact_reached_model.value
+
+
+def event_log(judged: TurnJudgement) -> str:
+    """The step's event log, discovery results and failed actions, in a few words."""
+    if judged.kind == "scenario":
+        return f"{judged.verdict.value}: {judged.reason}" if judged.verdict else DASH
+    step = judged.step
+    parts = []
+    log = step.eventlog
+    if log and log.found:
+        if log.resumes:
+            parts.append(f"resume loaded {log.resume_event_count} events")
+            if log.already_in_use:
+                parts.append("alreadyInUse")
+        if log.starts > 1:
+            parts.append(f"{log.starts} session.start roots")
+        if log.unreadable_lines:
+            parts.append(f"{log.unreadable_lines} torn line(s)")
+        if log.branch_points:
+            parts.append(f"{log.branch_points} fork(s)")
+        if not parts:
+            parts.append(f"{log.events} events")
+    elif log:
+        parts.append("no event log for this id")
+    for action in step.actions:
+        if action.action == "metadata":
+            parts.append("metadata: found" if action.found else "metadata: None")
+        elif action.action in ("list", "resume-most-recent"):
+            parts.append(f"listed {len(action.listed or ())}")
+        elif action.action == "discover":
+            parts.append(f"registry lists {len(action.registered or ())}")
+    for failure in step.failures:
+        parts.append(f"{failure.action} failed")
+    if step.problems:
+        parts.append(f"{len(step.problems)} line(s) not in the protocol")
+    return "; ".join(parts) or DASH
+
+
+def verdict(judged: TurnJudgement) -> str:
+    return judged.verdict.value if judged.verdict else ""
+
+
+def evidence(judged: TurnJudgement) -> str:
+    return judged.evidence.value if judged.evidence else ""
+
+
+def expected(judged: TurnJudgement) -> str:
+    return ", ".join(e.wanted for e in judged.expectations if e.wanted)
+
+
+def match(judged: TurnJudgement) -> str:
+    if not judged.expectations:
+        return ""
+    return {True: "yes", False: "NO", None: "?"}[judged.as_expected]
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -1,0 +1,34 @@
+"""`handoff runs`: one line per stored run, judged with this version's checker."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from tabulate import tabulate
+
+from handoff.checker.checks import judge
+from handoff.errors import UserError
+from handoff.runs.store import RUNS_DIR, load, run_ids
+
+
+def runs_table(limit: int, root: Path = RUNS_DIR) -> str:
+    ids = run_ids(root)[-limit:]
+    if not ids:
+        return f"no stored runs in {root}: `handoff run` stores one each time it runs"
+    body = []
+    for run_id in ids:
+        try:
+            record = load(run_id, root).record
+        except UserError as error:
+            body.append([run_id, "", "", "", "", "", "", str(error)])
+            continue
+        judgement = judge(record)
+        held = sum(1 for turn in judgement.judged if turn.as_expected)
+        when = datetime.fromtimestamp(record.started_at).strftime("%Y-%m-%d %H:%M")
+        names = [s.name for s in record.scenarios]
+        shown = ", ".join(names) if len(names) <= 3 else f"{len(names)} scenarios"
+        body.append([run_id, when, record.command, shown, held, len(judgement.contradicted),
+                     len(judgement.unjudged), f"SDK {record.versions.sdk} / runtime {record.versions.runtime}"])
+    headers = ["run", "started", "command", "scenarios", "as expected", "not", "unjudged", "versions"]
+    return tabulate(body, headers=headers)

@@ -1,0 +1,183 @@
+"""What a run produced, as data: the record a run stores and the checker re-judges.
+
+A record holds only what was observed — each step's raw stdout lines exactly as its
+worker wrote them, the faults injected with their times, exit codes, the witness's
+evidence, the scenarios as they were loaded — and nothing judged. The checker
+(handoff/checker/) derives every verdict from it, so a stored run can be judged again
+later by a newer checker, and two runs can be compared turn by turn.
+
+No key, token or password is ever part of a record: the backend is kept by the names
+of its variables, and a store URL without its password.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import secrets
+import socket
+from datetime import datetime, timezone
+from importlib.metadata import version as package_version
+
+import msgspec
+
+from handoff import __version__
+from handoff.protocol import (
+    ActionDone,
+    ActionFailed,
+    Backend,
+    Event,
+    EventLog,
+    Finished,
+    Holding,
+    Ready,
+    Turn,
+    decode_all,
+)
+from handoff.runtime_locator import PINNED_RUNTIME
+from handoff.scenario import Scenario
+from handoff.witness.server import Evidence
+
+
+class FaultRecord(msgspec.Struct, frozen=True):
+    """One fault the step driver injected, and when; ``healed_at`` for faults that heal."""
+
+    kind: str
+    point: str
+    injected_at: float
+    healed_at: float | None = None
+    detail: str = ""
+
+
+class StepRecord(msgspec.Struct):
+    step: str
+    host: str
+    home: str  # "shared", "own" or "copied"
+    store: str  # "home", "sqlite" or "postgres"
+    session_id: str | None  # the id the step was given
+    lines: list[str] = []  # the worker's stdout, line by line, as it wrote it
+    exit_code: int | None = None
+    timed_out: bool = False
+    faults: list[FaultRecord] = []
+    stderr_tail: str = ""
+    started_at: float = 0.0
+    ended_at: float = 0.0
+
+    def view(self) -> StepEvents:
+        return StepEvents(self)
+
+
+class StepEvents:
+    """A step's events, decoded once, with the questions the checker asks of them."""
+
+    def __init__(self, record: StepRecord):
+        self.record = record
+        self.events, self.problems = decode_all(record.lines)
+
+    def of(self, kind: type) -> list:
+        return [event for event in self.events if isinstance(event, kind)]
+
+    def first(self, kind: type):
+        return next((event for event in self.events if isinstance(event, kind)), None)
+
+    @property
+    def ready(self) -> Ready | None:
+        return self.first(Ready)
+
+    @property
+    def finished(self) -> Finished | None:
+        return self.first(Finished)
+
+    @property
+    def turns(self) -> list[Turn]:
+        return self.of(Turn)
+
+    @property
+    def actions(self) -> list[ActionDone]:
+        return self.of(ActionDone)
+
+    @property
+    def failures(self) -> list[ActionFailed]:
+        return self.of(ActionFailed)
+
+    @property
+    def eventlog(self) -> EventLog | None:
+        return self.first(EventLog)
+
+    @property
+    def holding(self) -> Holding | None:
+        return self.first(Holding)
+
+    @property
+    def killed_on_purpose(self) -> bool:
+        return any(fault.kind == "kill" for fault in self.record.faults)
+
+    @property
+    def reported_session_id(self) -> str | None:
+        """The id the worker ended up using (the runtime or a listing may have chosen it)."""
+        ids = [e.session_id for e in self.events if getattr(e, "session_id", None)]
+        return ids[-1] if ids else self.record.session_id
+
+
+class ScenarioRecord(msgspec.Struct):
+    name: str
+    scenario: Scenario  # as it was loaded for this run
+    steps: list[StepRecord] = []
+    evidence: list[Evidence] = []  # the witness's records of this scenario's requests
+    seconds: float = 0.0
+    skipped: str | None = None  # why it did not run (a missing capability)
+    crashed: str | None = None  # why the tool could not finish running it
+
+
+class Versions(msgspec.Struct, frozen=True):
+    tool: str
+    sdk: str
+    runtime: str  # the runtime the run was pointed at, as its workers reported it (or the pin)
+    python: str
+    os: str
+    machine: str  # hostname
+    cores: int
+
+
+class RunOptions(msgspec.Struct, frozen=True):
+    fact: str
+    topic: str
+    jobs: int
+    backend: Backend
+    fork_workers: bool = True
+    remote_hosts: dict[str, str] = {}  # name -> ssh://user@machine:port/home (no secrets in it)
+    store: str | None = None  # a PostgreSQL URL the user named, its password replaced by ***
+
+
+class RunRecord(msgspec.Struct):
+    id: str
+    command: str  # "run" or "lab"
+    started_at: float
+    finished_at: float
+    versions: Versions
+    options: RunOptions
+    scenarios: list[ScenarioRecord] = []
+
+
+def new_run_id(at: float) -> str:
+    """``<UTC time>-<short random id>``: sorts by time, unique across machines."""
+    return datetime.fromtimestamp(at, timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def this_machine(runtime_version: str | None) -> Versions:
+    """The versions of what ran here; ``runtime_version`` as a runtime reported it (the
+    pinned one when none started)."""
+    return Versions(tool=__version__, sdk=package_version("github-copilot-sdk"),
+                    runtime=runtime_version or PINNED_RUNTIME, python=platform.python_version(),
+                    os=platform.platform(), machine=socket.gethostname(), cores=os.cpu_count() or 1)
+
+
+def encode(record: RunRecord) -> bytes:
+    return msgspec.json.encode(record)
+
+
+def decode(data: bytes) -> RunRecord:
+    return msgspec.json.decode(data, type=RunRecord)
+
+
+__all__ = ["Event", "FaultRecord", "RunOptions", "RunRecord", "ScenarioRecord", "StepEvents", "StepRecord", "Versions"]

@@ -1,0 +1,83 @@
+"""Stored runs: one directory per run under ``.state/runs/``, named ``<UTC time>-<id>``.
+
+A run is written into a hidden ``.partial-…`` directory first and renamed into place
+when complete, so a reader never sees half a run: a run directory either holds its whole
+``run.json`` or does not exist. Records never hold a secret (see record.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from handoff.errors import UserError
+from handoff.runs.record import RunRecord, decode, encode
+from handoff.runtime_locator import PROJECT_ROOT
+
+RUNS_DIR = PROJECT_ROOT / ".state" / "runs"
+RECORD = "run.json"
+PARTIAL = ".partial-"
+
+
+def save(record: RunRecord, root: Path = RUNS_DIR) -> Path:
+    """Write ``record`` atomically; returns its directory."""
+    root.mkdir(parents=True, exist_ok=True)
+    partial = root / f"{PARTIAL}{record.id}"
+    final = root / record.id
+    try:
+        partial.mkdir()
+        (partial / RECORD).write_bytes(msgspec.json.format(encode(record), indent=1))
+        os.rename(partial, final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return final
+
+
+def run_ids(root: Path = RUNS_DIR) -> list[str]:
+    """Stored runs, oldest first (their names sort by time)."""
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / RECORD).is_file())
+
+
+@dataclass(frozen=True)
+class Found:
+    path: Path
+    record: RunRecord
+
+
+def load(reference: str | None = None, root: Path = RUNS_DIR) -> Found:
+    """A stored run: the latest when ``reference`` is None; else its id, a unique prefix
+    of it, ``latest``, or the path to a run directory or its run.json."""
+    path = _resolve(reference, root)
+    try:
+        return Found(path, decode((path / RECORD).read_bytes()))
+    except OSError as error:
+        raise UserError(f"run {reference or 'latest'}: cannot read {path / RECORD}: {error.strerror}") from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise UserError(f"run {reference or 'latest'}: {path / RECORD} is not a run record this version can read "
+                        f"({error})") from None
+
+
+def _resolve(reference: str | None, root: Path) -> Path:
+    if reference is None or reference == "latest":
+        ids = run_ids(root)
+        if not ids:
+            raise UserError(f"no stored runs in {root}: `handoff run` stores one each time it runs")
+        return root / ids[-1]
+    given = Path(reference)
+    if given.name == RECORD and given.is_file():
+        return given.parent
+    if given.is_dir() and (given / RECORD).is_file():
+        return given
+    matches = [run_id for run_id in run_ids(root) if run_id.startswith(reference) or run_id.endswith(reference)]
+    if len(matches) == 1:
+        return root / matches[0]
+    if not matches:
+        raise UserError(f"no stored run {reference!r} in {root}: `handoff runs` lists them")
+    raise UserError(f"run {reference!r} is ambiguous: it matches {', '.join(matches)}; give more of the id")

@@ -1,0 +1,40 @@
+"""What the runtime is given as its model, built inside the process that starts it.
+
+The backend arrives as plain data (:class:`handoff.protocol.Backend`, variable names, no
+secrets); only here, where the runtime starts, are the secrets read from the
+environment. The provider is built fresh for every runtime because a session does not
+store it: a resume must be given it again.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from handoff.errors import UserError
+from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, Backend
+from handoff.worker.sdk import CopilotService, Provider
+
+NO_KEY = "no-key-configured"  # an endpoint such as Ollama ignores the key; the runtime needs one
+
+
+def model_source(backend: Backend, witness_url: str | None = None, headers: dict[str, str] | None = None,
+                 environ: Mapping[str, str] | None = None) -> Provider | CopilotService:
+    """A BYOK ``Provider`` or the ``CopilotService``. ``witness_url`` is the witness, or for
+    an OpenAI-compatible backend the relay in front of the endpoint (`handoff run`);
+    without it the endpoint is used directly (`handoff lab`)."""
+    environ = os.environ if environ is None else environ
+    if backend.kind == COPILOT:
+        token = environ.get(backend.token_env or "")
+        if not token:
+            raise UserError(f"${backend.token_env} is no longer set: set it to a GitHub token that may use Copilot")
+        return CopilotService(backend.model, token)
+    if backend.kind == OPENAI_COMPATIBLE:
+        key = environ.get(backend.api_key_env) if backend.api_key_env else NO_KEY
+        if not key:
+            raise UserError(f"--api-key-env {backend.api_key_env}: that variable is not set or empty")
+        base_url = f"{witness_url}/v1" if witness_url else backend.provider_url
+        return Provider(base_url, backend.model, dict(headers or {}), api_key=key)
+    if not witness_url:
+        raise ValueError("the witness backend needs the witness's URL")
+    return Provider(f"{witness_url}/v1", backend.model, dict(headers or {}))

@@ -1,0 +1,103 @@
+"""How a worker opens, finds and closes sessions: raw, as an app with the SDK alone would,
+or guarded, with every such call going through the gate (handoff/guard/gate.py).
+
+Both keep the registry (owners, where and when sessions were made and resumed) when the
+store has one; only the guarded path checks it. The interpreter never calls the runtime
+to open, list or reveal a session except through one of these two, so a guarded step
+has no path around the gate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from handoff.guard.gate import Gate
+from handoff.worker.sdk import Runtime, StoredSession
+from handoff.worker.store import DatabaseStore, HomeStore
+
+
+class Sessions:
+    """The raw SDK: any id is opened, listed and described for anyone who asks."""
+
+    def __init__(self, runtime: Runtime, store: HomeStore | DatabaseStore, owner: str, hostname: str):
+        self.runtime = runtime
+        self.store = store
+        self.registry = store.registry
+        self.owner = owner
+        self.hostname = hostname
+        self.runtime_version = ""
+
+    async def create(self, session_id: str | None) -> tuple[Any, str, bool]:
+        """A new session (``session_id`` None: the runtime picks one); returns the session,
+        its id and whether an existing one was continued instead (guarded reuse)."""
+        session = await self.runtime.create(session_id)
+        created = self.runtime.session_id(session)
+        if self.registry:
+            self.registry.created(created, self.owner, self.hostname, self.runtime_version)
+        return session, created, False
+
+    async def resume(self, session_id: str, runtime: Runtime | None = None) -> Any:
+        session = await (runtime or self.runtime).resume(session_id)
+        if self.registry:
+            self.registry.resumed(session_id, self.hostname, self.runtime_version)
+        return session
+
+    async def listed(self) -> list[StoredSession]:
+        """The runtime's own listing (list_sessions)."""
+        return await self.runtime.list()
+
+    async def metadata(self, session_id: str) -> StoredSession | None:
+        return await self.runtime.metadata(session_id)
+
+    def registered(self) -> list[str]:
+        """The registry's sessions, most recently active first (discovery across hosts)."""
+        if not isinstance(self.store, DatabaseStore):
+            raise LookupError("discover needs a database store with a registry")
+        return [s.session_id for s in self.store.registry.sessions()]
+
+    async def close(self, session: Any, session_id: str | None) -> None:
+        await self.runtime.close(session)
+
+
+class GuardedSessions(Sessions):
+    """Every call checked by the gate first: ids at create, owners, receipts, leases."""
+
+    def __init__(self, runtime: Runtime, store: HomeStore | DatabaseStore, owner: str, hostname: str, holder: str,
+                 reuse: bool):
+        super().__init__(runtime, store, owner, hostname)
+        if self.registry is None:
+            raise LookupError("a guarded step needs a registry (a database store or a registry file)")
+        self.holder = holder
+        self.gate = Gate(self.registry, owner, holder, reuse)
+
+    async def create(self, session_id: str | None) -> tuple[Any, str, bool]:
+        if session_id is not None and self.gate.admit_create(session_id):
+            return await self.resume(session_id), session_id, True  # reuse: the old conversation continues
+        session, created, _ = await super().create(session_id)
+        self.gate.take_lease(created)
+        self.gate.keep_lease(created)
+        return session, created, False
+
+    async def resume(self, session_id: str, runtime: Runtime | None = None) -> Any:
+        # A second runtime in this worker is a second writer: it holds no lease of its own.
+        gate = self.gate if runtime is None else Gate(self.registry, self.owner, f"{self.holder}:second")
+        gate.admit_resume(session_id, self.store.events_text(session_id))
+        if runtime is None:
+            self.gate.keep_lease(session_id)
+        return await super().resume(session_id, runtime)
+
+    async def listed(self) -> list[StoredSession]:
+        stored = await super().listed()
+        visible = set(self.gate.visible([s.session_id for s in stored]))
+        return [s for s in stored if s.session_id in visible]
+
+    def registered(self) -> list[str]:
+        return self.gate.visible(super().registered())
+
+    async def metadata(self, session_id: str) -> StoredSession | None:
+        self.gate.admit(session_id)
+        return await super().metadata(session_id)
+
+    async def close(self, session: Any, session_id: str | None) -> None:
+        await super().close(session, session_id)
+        self.gate.closed(session_id, self.store.events_text(session_id))

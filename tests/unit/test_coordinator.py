@@ -1,0 +1,185 @@
+"""The coordinator's scenario run and step driver, driven by fake workers (tests/unit/fakes.py):
+the session id passed along, time-outs, fault points, crashes kept in their scenario."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from handoff.checker.checks import judge_scenario
+from handoff.checker.verdicts import Verdict
+from handoff.coordinator.scenario_run import ScenarioRun
+from handoff.coordinator.scheduler import run_all
+from handoff.coordinator.services import RunServices, RunSettings
+from handoff.coordinator.slots import Slots
+from handoff.fact import Fact
+from handoff.protocol import AFTER_TURN, ActionDone, Holding
+from handoff.scenario import LOCAL, Scenario, Step
+from handoff.stores import session_state
+
+from tests.unit.fakes import HANG, FakeHost, FakeTracker, answered, finished, ready
+
+FACT = Fact()
+RECALLED = "Your favourite retail segment is 'At Risk'."
+
+
+def a_worker(spec):
+    """Creates, tells and closes; the runtime picks the id when asked to."""
+    chosen = spec.session_id if "create" in spec.actions else "runtime-chosen-id"
+    yield ready(spec)
+    yield ActionDone(t=0.0, action="create", session_id=chosen, ms=1)
+    yield answered(spec, 1, "tell", "OK", chosen)
+    yield finished()
+
+
+def b_worker(spec):
+    yield ready(spec)
+    yield answered(spec, 1, "ask", RECALLED)
+    yield finished()
+
+
+def by_step(**scripts):
+    def script(spec):
+        return scripts[spec.step](spec)
+    return script
+
+
+def services(tmp_path: Path, timeout: float = 5.0) -> RunServices:
+    return RunServices(RunSettings(fact=FACT, step_timeout=timeout), Path("/no/runtime"), tmp_path, FakeTracker())
+
+
+def run(scenario: Scenario, tmp_path: Path, script, timeout: float = 5.0, fail_to_start: str | None = None):
+    runs = services(tmp_path, timeout)
+    host = FakeHost(LOCAL, script, runs.tracker, fail_to_start)
+
+    def place(_scenario, _services, _workdir, hosts):
+        hosts[LOCAL] = host
+
+    record = asyncio.run(ScenarioRun(scenario, runs, Slots(1), place).run())
+    return record, host
+
+
+def scenario(*steps: Step, **fields) -> Scenario:
+    return Scenario("s", "T", "P", "D", steps, **fields)
+
+
+A = Step("A", ("create", "tell", "close"))
+B = Step("B", ("resume", "ask", "close"), expect="kept")
+
+
+def test_the_id_a_step_ended_with_is_passed_to_the_next(tmp_path):
+    record, host = run(scenario(Step("A", ("create-without-id", "tell", "close")), B), tmp_path,
+                       by_step(A=a_worker, B=b_worker))
+    given_to_a, given_to_b = (spec.session_id for spec in host.specs)
+    assert given_to_a.startswith("handoff-") and given_to_b == "runtime-chosen-id"
+    assert [step.session_id for step in record.steps] == [given_to_a, "runtime-chosen-id"]
+
+
+def test_a_step_asking_for_an_unknown_id_gets_a_fresh_one_and_does_not_pass_it_on(tmp_path):
+    unknown = Step("U", ("resume", "ask", "close"), session="unknown", expect="lost")
+    _, host = run(scenario(A, unknown, B, session_id="fixed-id"), tmp_path, by_step(A=a_worker, U=b_worker, B=b_worker))
+    a, u, b = (spec.session_id for spec in host.specs)
+    assert a == b == "fixed-id" and u not in ("fixed-id", None)
+
+
+def test_each_worker_is_told_its_step_and_the_fact(tmp_path):
+    _, host = run(scenario(A, B), tmp_path, by_step(A=a_worker, B=b_worker))
+    spec = host.specs[1]
+    assert (spec.step, spec.actions, spec.fact_value, spec.fact_topic) == ("B", B.actions, FACT.value, FACT.topic)
+    assert spec.tags["x-handoff-step"] == "B"
+
+
+def test_a_worker_that_never_ends_is_timed_out_killed_and_unknown(tmp_path):
+    def silent(spec):
+        yield ready(spec)
+        yield HANG
+
+    record, host = run(scenario(A, B), tmp_path, by_step(A=a_worker, B=silent), timeout=0.05)
+    b = record.steps[1]
+    assert b.timed_out and b.exit_code == -9
+    [asked] = [t for t in judge_scenario(record, FACT).turns if t.kind == "ask"]
+    assert (asked.verdict, asked.reason, asked.as_expected) == (Verdict.UNKNOWN, "worker timed out before answering",
+                                                                None)
+
+
+def test_a_holding_worker_is_killed_at_the_fault_point_and_the_kill_recorded(tmp_path):
+    def holds(spec):
+        yield from list(a_worker(spec))[:-1]
+        yield Holding(t=0.0, session_id=spec.session_id, point=AFTER_TURN)
+        yield HANG
+
+    crashing = Step("A", ("create", "tell", "hold"))
+    record, host = run(scenario(crashing, B), tmp_path, by_step(A=holds, B=b_worker))
+    a = record.steps[0]
+    assert [(f.kind, f.point) for f in a.faults] == [("kill", "after-turn")]
+    assert a.exit_code == -9 and host.tracker.killed[0] == host.workers[0].pid
+    assert a.view().finished is None and record.steps[1].view().turns  # B still ran
+
+
+def test_tamper_edits_the_stated_fact_before_the_step_starts(tmp_path):
+    def writes_a_log(spec):
+        log = session_state(Path(spec.home), spec.session_id) / "events.jsonl"
+        log.parent.mkdir(parents=True)
+        told = {"type": "user.message", "data": {"content": f"Remember this: {FACT.stated_text}. Reply with just OK."}}
+        log.write_text(json.dumps({"type": "session.start"}) + "\n" + json.dumps(told) + "\n", encoding="utf-8")
+        yield from a_worker(spec)
+
+    record, _ = run(scenario(A, Step("B", ("resume", "ask", "close"), tamper=True, expect="lost")), tmp_path,
+                    by_step(A=writes_a_log, B=b_worker))
+    [fault] = record.steps[1].faults
+    assert (fault.kind, fault.point, fault.detail) == ("tamper", "before-step", "1 event(s) now state 'Tampered Value'")
+    log = (tmp_path / "s" / "home-shared" / "session-state" / record.steps[0].session_id / "events.jsonl")
+    assert "Tampered Value" in log.read_text() and FACT.value not in log.read_text()
+
+
+def test_a_fault_that_changes_nothing_crashes_the_scenario_loudly(tmp_path):
+    record, host = run(scenario(A, Step("B", ("resume", "ask", "close"), tamper=True, expect="lost")), tmp_path,
+                       by_step(A=a_worker, B=b_worker))  # A wrote no log: nothing to tamper with
+    assert "tamper: there is no event log" in record.crashed
+    assert len(host.workers) == 1  # B never started
+    turns = judge_scenario(record, FACT).turns
+    assert turns[-1].verdict == Verdict.CRASHED and turns[-1].as_expected is None
+
+
+def test_a_host_that_does_not_come_up_is_this_scenarios_crash(tmp_path):
+    record, host = run(scenario(A, B), tmp_path, a_worker, fail_to_start="namespace could not be made")
+    assert record.crashed == "RuntimeError: namespace could not be made"
+    assert host.closed
+    assert (tmp_path / "s" / "crash.txt").read_text().startswith("Traceback")
+
+
+def test_a_line_that_is_not_an_event_is_kept_and_makes_the_turn_unknown(tmp_path):
+    def babbles(spec):
+        yield ready(spec)
+        yield "this is not an event"
+
+    record, _ = run(scenario(A, B), tmp_path, by_step(A=a_worker, B=babbles))
+    assert record.steps[1].lines[-1] == "this is not an event"
+    [asked] = [t for t in judge_scenario(record, FACT).turns if t.kind == "ask"]
+    assert asked.verdict == Verdict.UNKNOWN and "broke the protocol: line 2" in asked.reason
+
+
+def test_one_scenarios_crash_leaves_the_others_running(tmp_path):
+    runs = services(tmp_path)
+    good = FakeHost(LOCAL, by_step(A=a_worker, B=b_worker), runs.tracker)
+
+    def place(chosen, _services, _workdir, hosts):
+        if chosen.name == "broken":
+            raise RuntimeError("no namespace for you")
+        hosts[LOCAL] = good
+
+    chosen = [Scenario(name, "T", "P", "D", (A, B)) for name in ("first", "broken", "last")]
+    records = asyncio.run(run_all(chosen, runs, place))
+    assert [r.name for r in records] == ["first", "broken", "last"]
+    assert [r.crashed for r in records] == [None, "RuntimeError: no namespace for you", None]
+    assert [len(r.steps) for r in records] == [2, 0, 2]
+
+
+@pytest.mark.parametrize("waits", [0.0, 0.02])
+def test_a_waiting_step_gives_its_slot_back_and_takes_it_again(tmp_path, waits):
+    record, host = run(scenario(A, Step("B", ("resume", "ask", "close"), wait=waits, expect="kept")), tmp_path,
+                       by_step(A=a_worker, B=b_worker))
+    assert len(host.workers) == 2 and not record.crashed
