@@ -60,11 +60,16 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--matrix-runs", type=int, help="matrix: runs per --jobs setting (default 3, quick 1)")
     parser.add_argument("--matrix-scenarios", type=_names,
                         help="matrix: comma-separated scenarios (default: the whole default matrix; quick: 4 local ones)")
+    parser.add_argument("--baseline", type=Path, metavar="DIR",
+                        help="matrix: also run this checkout of an earlier version (set up with `make setup`) at "
+                             "--jobs $(nproc), alternated with this one, to compare the two in one run")
     parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 10,50; quick 10)")
     chosen = parser.parse_args(argv)
     unknown = set(chosen.only) - set(BENCHMARKS)
     if unknown:
         parser.error(f"--only: unknown benchmark {', '.join(sorted(unknown))} (choose from {', '.join(BENCHMARKS)})")
+    if chosen.baseline is not None and not (chosen.baseline / ".venv" / "bin" / "handoff").is_file():
+        parser.error(f"--baseline {chosen.baseline}: no .venv/bin/handoff there (run `make setup` in that checkout)")
     quick = chosen.quick
 
     def default(name: str, full, fast):
@@ -90,7 +95,7 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "overhead": lambda: overhead.run(bench, chosen.pairs, warmup=not chosen.quick),
         "history": lambda: history.run(bench, chosen.history_sizes, chosen.history_repeats, chosen.history_deadline),
         "stores": lambda: stores.run(bench, chosen.store_repeats),
-        "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios),
+        "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios, chosen.baseline),
         "scale": lambda: scale.run(bench, chosen.scale_sizes),
     }
     try:

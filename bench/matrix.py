@@ -62,50 +62,77 @@ def cpu_split(total: float, results_json: Path) -> CpuSplit | None:
     return CpuSplit(total, sum(r.runtime for r in reports), sum(r.worker for r in reports), len(reports))
 
 
-async def run(bench: Bench, runs: int, scenarios: list[str]) -> Section:
+@dataclass(frozen=True)
+class Setting:
+    """One way of running the matrix: this checkout or a baseline's, at some --jobs."""
+
+    jobs: int
+    baseline: Path | None = None  # another checkout, set up with `make setup`
+
+    @property
+    def label(self) -> str:
+        return f"--jobs {self.jobs}" + (f" (baseline {self.baseline.name})" if self.baseline else "")
+
+    def command(self, scenarios: list[str], results_json: Path, runs_dir: Path) -> list[str]:
+        if self.baseline:  # an older checkout may not know --runs-dir, nor this --json shape
+            return [str(self.baseline / ".venv" / "bin" / "handoff"), "run", *scenarios, "--jobs", str(self.jobs)]
+        return handoff_command("run", *scenarios, "--jobs", str(self.jobs), "--json", str(results_json),
+                               "--runs-dir", str(runs_dir))
+
+
+async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | None = None) -> Section:
     parallel = cores()
     what = "the default matrix (every scenario)" if not scenarios else "the scenarios " + ", ".join(scenarios)
     section = Section("matrix", "4. Matrix wall time: --jobs 1 vs --jobs $(nproc)",
                       method=__doc__.split("\n", 3)[3].strip() + f"\n\nMeasured: {what}.")
-    settings = [1, parallel] if parallel > 1 else [1]
-    walls: dict[int, list[float]] = {jobs: [] for jobs in settings}
-    splits: dict[int, list[CpuSplit]] = {jobs: [] for jobs in settings}
-    counted: dict[int, int] = {jobs: 0 for jobs in settings}
+    settings = [Setting(1), Setting(parallel)] if parallel > 1 else [Setting(1)]
+    if baseline is not None:
+        settings.append(Setting(parallel, baseline))
+    walls: dict[Setting, list[float]] = {setting: [] for setting in settings}
+    splits: dict[Setting, list[CpuSplit]] = {setting: [] for setting in settings}
+    counted: dict[Setting, int] = {setting: 0 for setting in settings}
     summary_line = ""
     for number in range(runs):
         order = settings if number % 2 == 0 else list(reversed(settings))
-        for jobs in order:
+        for setting in order:
             results_json = bench.new_dir("matrix") / "results.json"
             cpu_before = _children_cpu()
-            done = await bench.run(*handoff_command("run", *scenarios, "--jobs", str(jobs), "--json", str(results_json),
-                                                    "--runs-dir", str(bench.runs_dir)),
+            done = await bench.run(*setting.command(scenarios, results_json, bench.runs_dir),
                                    timeout=MATRIX_TIMEOUT_SECONDS, graceful=True)
             cpu = _children_cpu() - cpu_before
             last = next((line for line in reversed(done.stdout.splitlines()) if line.strip()), "")
             if done.exit_code == 0:
-                walls[jobs].append(done.wall_ms)
-                counted[jobs] += 1
-                summary_line = last
+                walls[setting].append(done.wall_ms)
+                counted[setting] += 1
+                if not setting.baseline:
+                    summary_line = last
                 split = cpu_split(cpu, results_json)
                 if split:
-                    splits[jobs].append(split)
+                    splits[setting].append(split)
             else:
                 why = "timed out" if done.timed_out else f"exit code {done.exit_code}"
                 detail = last or done.stderr_tail.strip().splitlines()[-1:] or ""
-                section.problems.append(f"--jobs {jobs}, run {number + 1}: {why} ({detail}); not counted")
-    rows = [[f"--jobs {jobs}", f"{counted[jobs]}/{runs}", fmt(Summary.of(walls[jobs]), digits=1, scale=0.001),
-             *_cpu_cells(splits[jobs])]
-            for jobs in settings]
+                section.problems.append(f"{setting.label}, run {number + 1}: {why} ({detail}); not counted")
+    rows = [[setting.label, f"{counted[setting]}/{runs}", fmt(Summary.of(walls[setting]), digits=1, scale=0.001),
+             *_cpu_cells(splits[setting])]
+            for setting in settings]
     section.tables.append(Table(
         ["setting", "runs counted (exit 0)", "wall time, s", "CPU, s: all", "in runtimes", "in workers",
          "everything else", "workers that reported"],
         rows, caption=f"`handoff run{''.join(' ' + name for name in scenarios)} --jobs N`: median (min–max)"))
-    one, many = Summary.of(walls[1]), Summary.of(walls.get(parallel, []))
+    one, many = Summary.of(walls[settings[0]]), Summary.of(walls.get(Setting(parallel), []))
     if one and many and parallel > 1:
         section.findings.append(
             f"--jobs {parallel} finishes in {many.median / one.median:.2f}× the time of --jobs 1 "
             f"(speed-up {one.median / many.median:.2f}× on {parallel} cores; ratio of medians).")
-    every = [split for jobs in settings for split in splits[jobs]]
+    if baseline is not None:
+        before = Summary.of(walls[settings[-1]])
+        if before and many:
+            section.findings.append(
+                f"This checkout at --jobs {parallel}: {many.median / 1000:.1f} s; the baseline {baseline} at the same "
+                f"setting, alternated with it in this run: {before.median / 1000:.1f} s "
+                f"({many.median / before.median:.2f}× the baseline's time; ratio of medians).")
+    every = [split for setting in settings for split in splits[setting]]
     if every and many:
         runtimes = Summary.of(s.runtimes for s in every)
         per_runtime = Summary.of(s.runtimes / s.lifecycles for s in every if s.lifecycles)

@@ -168,3 +168,18 @@ def test_a_host_that_cannot_be_made_crashes_only_its_own_scenario(tmp_path, monk
         asked = [t for t in scenarios[name]["turns"] if t["kind"] == "ask"]
         assert [t["as_expected"] for t in asked] == [True], name
     assert handoff_network_leftovers() == []
+
+
+@pytest.mark.e2e
+def test_a_stored_run_reports_again_byte_for_byte_as_it_ran(tmp_path):
+    def handoff(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "handoff", *args, "--runs-dir", str(tmp_path)],
+                              capture_output=True, text=True, timeout=300)
+
+    ran = handoff("run", "same-process", "isolated-store")
+    assert ran.returncode == 0, ran.stderr
+    [run_id] = os.listdir(tmp_path)
+    assert f"Stored as {run_id}" in ran.stderr
+    again = handoff("report", run_id)
+    assert (again.returncode, again.stdout) == (0, ran.stdout)
+    assert run_id in handoff("runs").stdout

@@ -1,0 +1,121 @@
+"""Stored runs: written whole or not at all, found by id, judged again, compared."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from handoff.checker.checks import judge
+from handoff.cli import app
+from handoff.errors import UserError
+from handoff.protocol import Backend, Finished, Ready, Turn, encode
+from handoff.runs import diff, store
+from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
+from handoff.scenario import Scenario, Step
+from handoff.witness.server import Evidence
+
+READY = Ready(t=0.0, pid=7, hostname="h", address=None, home="/h", runtime_version="1.0.102", sdk_version="1.0.25",
+              runtime_start_ms=1)
+
+
+def record(run_id: str, answer: str = "Your favourite retail segment is 'At Risk'.", sent: bool = True) -> RunRecord:
+    steps = (Step("A", ("create", "tell", "close")), Step("B", ("resume", "ask", "close"), expect="kept"))
+    lines = {
+        "A": [READY, Turn(t=0.0, turn=1, kind="tell", session_id="x", prompt="p", answer="OK", ms=1), Finished(t=0.0, ok=True)],
+        "B": [READY, Turn(t=0.0, turn=1, kind="ask", session_id="x", prompt="p", answer=answer, ms=1),
+              Finished(t=0.0, ok=True)],
+    }
+    evidence = [Evidence(0.0, "s", "A", "local", "1", 1, True, "acknowledged", "OK"),
+                Evidence(0.0, "s", "B", "local", "1", 3, sent, "recalled", answer)]
+    scenario = ScenarioRecord("s", Scenario("s", "T", "P", "D", steps),
+                              [StepRecord(name, "local", "shared", "home", "x",
+                                          [encode(e).decode().rstrip() for e in events])
+                               for name, events in lines.items()], evidence, seconds=1.0)
+    return RunRecord(run_id, "run", 0.0, 1.0, Versions("0.1.0", "1.0.25", "1.0.102", "3.11", "Linux", "m", 2),
+                     RunOptions("At Risk", "retail segment", 2, Backend()), [scenario])
+
+
+def test_a_saved_run_loads_back_the_same(tmp_path):
+    saved = store.save(record("20260101T000000Z-aaaaaa"), tmp_path)
+    assert saved == tmp_path / "20260101T000000Z-aaaaaa" and (saved / "run.json").is_file()
+    assert store.load("20260101T000000Z-aaaaaa", tmp_path).record == record("20260101T000000Z-aaaaaa")
+
+
+def test_the_latest_a_prefix_a_suffix_or_a_path_finds_a_run(tmp_path):
+    for run_id in ("20260101T000000Z-aaaaaa", "20260102T000000Z-bbbbbb"):
+        store.save(record(run_id), tmp_path)
+    assert store.load(None, tmp_path).record.id == "20260102T000000Z-bbbbbb"
+    assert store.load("latest", tmp_path).record.id == "20260102T000000Z-bbbbbb"
+    assert store.load("20260101", tmp_path).record.id == "20260101T000000Z-aaaaaa"
+    assert store.load("bbbbbb", tmp_path).record.id == "20260102T000000Z-bbbbbb"
+    assert store.load(str(tmp_path / "20260101T000000Z-aaaaaa" / "run.json")).record.id == "20260101T000000Z-aaaaaa"
+
+
+@pytest.mark.parametrize("reference, says", [("2026", "is ambiguous"), ("nope", "no stored run 'nope'")])
+def test_a_run_that_is_not_there_or_not_one_is_a_clear_error(tmp_path, reference, says):
+    for run_id in ("20260101T000000Z-aaaaaa", "20260102T000000Z-bbbbbb"):
+        store.save(record(run_id), tmp_path)
+    with pytest.raises(UserError, match=says):
+        store.load(reference, tmp_path)
+
+
+def test_no_runs_at_all_says_how_to_make_one(tmp_path):
+    with pytest.raises(UserError, match="`handoff run` stores one"):
+        store.load(None, tmp_path)
+
+
+def test_a_record_this_version_cannot_read_is_a_clear_error(tmp_path):
+    (tmp_path / "20260101T000000Z-cccccc").mkdir()
+    (tmp_path / "20260101T000000Z-cccccc" / "run.json").write_text('{"id": 3}')
+    with pytest.raises(UserError, match="not a run record this version can read"):
+        store.load("cccccc", tmp_path)
+
+
+def test_a_run_whose_write_fails_leaves_nothing_half_written(tmp_path, monkeypatch):
+    def broken_rename(*_):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "rename", broken_rename)
+    with pytest.raises(OSError):
+        store.save(record("20260101T000000Z-dddddd"), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    assert store.run_ids(tmp_path) == []
+
+
+def test_a_partial_run_is_never_listed(tmp_path):
+    (tmp_path / ".partial-20260101T000000Z-eeeeee").mkdir()
+    (tmp_path / ".partial-20260101T000000Z-eeeeee" / "run.json").write_text("{}")
+    assert store.run_ids(tmp_path) == []
+
+
+def test_diff_names_the_turns_whose_verdict_or_evidence_changed():
+    before = judge(record("before"))
+    after = judge(record("after", answer="I don't know.", sent=False))
+    found = diff.differences(before, after)
+    assert {(d.key, d.field, d.before, d.after) for d in found} == {
+        (("s", "B", "2", "ask"), "verdict", "kept", "lost"),
+        (("s", "B", "2", "ask"), "fact reached model", "yes", "no"),
+        (("s", "B", "2", "ask"), "match", "yes", "NO"),
+    }
+    assert diff.differences(before, judge(record("again"))) == []
+    assert "no turn differs" in diff.render(before, judge(record("again")))
+
+
+def test_report_and_diff_on_the_command_line(tmp_path):
+    store.save(record("20260101T000000Z-aaaaaa"), tmp_path)
+    store.save(record("20260102T000000Z-bbbbbb", answer="I don't know.", sent=False), tmp_path)
+    cli = CliRunner()
+    shown = cli.invoke(app, ["report", "aaaaaa", "--runs-dir", str(tmp_path)])
+    assert shown.exit_code == 0 and "1 scenario, 1 judged turn, 1 as expected" in shown.output
+    assert cli.invoke(app, ["report", "--runs-dir", str(tmp_path)]).exit_code == 1  # the latest: contradicted
+    markdown = cli.invoke(app, ["report", "aaaaaa", "--format", "markdown", "--runs-dir", str(tmp_path)])
+    assert "| s | 2 ask |" in markdown.output
+    assert cli.invoke(app, ["report", "aaaaaa", "--format", "xml", "--runs-dir", str(tmp_path)]).exit_code == 2
+    missing = cli.invoke(app, ["report", "nope", "--runs-dir", str(tmp_path)])
+    assert missing.exit_code == 2 and "no stored run 'nope'" in missing.output
+    compared = cli.invoke(app, ["diff", "aaaaaa", "bbbbbb", "--runs-dir", str(tmp_path)])
+    assert compared.exit_code == 1 and "3 differences" in compared.output
+    listed = cli.invoke(app, ["runs", "--runs-dir", str(tmp_path)])
+    assert listed.exit_code == 0 and "20260102T000000Z-bbbbbb" in listed.output
