@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.machine import cores
-from bench.procs import Bench, handoff_command, run_record
+from bench.procs import PROJECT_ROOT, Bench, handoff_command, run_record
 from bench.report import Section, Table
 from bench.stats import Summary, fmt
 
@@ -97,8 +97,9 @@ async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | No
         for setting in order:
             results_json = bench.new_dir("matrix") / "results.json"
             cpu_before = _children_cpu()
+            # A checkout's `python -m` children import from their working directory: run each in its own.
             done = await bench.run(*setting.command(scenarios, results_json, bench.runs_dir),
-                                   timeout=MATRIX_TIMEOUT_SECONDS, graceful=True)
+                                   timeout=MATRIX_TIMEOUT_SECONDS, graceful=True, cwd=setting.baseline or PROJECT_ROOT)
             cpu = _children_cpu() - cpu_before
             last = next((line for line in reversed(done.stdout.splitlines()) if line.strip()), "")
             if done.exit_code == 0:

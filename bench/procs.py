@@ -123,7 +123,7 @@ class Bench:
     # -- children ------------------------------------------------------------------------
 
     async def run(self, *args: str, timeout: float = STEP_TIMEOUT_SECONDS, stdin: bytes | None = None,
-                  env: dict[str, str] | None = None, graceful: bool = False) -> Finished:
+                  env: dict[str, str] | None = None, graceful: bool = False, cwd: Path = PROJECT_ROOT) -> Finished:
         """Run a command to its end; its stdout is returned, its stderr kept in a file.
         ``graceful``: on time-out or cancellation it gets SIGTERM and CLI_GRACE_SECONDS
         to clean up before the whole tree is killed (for `handoff run`)."""
@@ -132,7 +132,7 @@ class Bench:
             spawned_wall, started = time.time(), time.monotonic()
             process = await self.tracker.spawn(
                 *args, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=PROJECT_ROOT, env=env)
+                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=cwd, env=env)
             timed_out = False
             try:
                 out, _ = await asyncio.wait_for(process.communicate(stdin), timeout)
