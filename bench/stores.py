@@ -62,7 +62,9 @@ async def _postgres(bench: Bench) -> AsyncIterator[StoreUrl]:
     server = ThrowawayPostgres(["127.0.0.1"])
     databases = None
     try:
-        url = await asyncio.to_thread(server.start)
+        await asyncio.to_thread(server.prepare)
+        server.launch()  # from the loop's thread: the server dies with this process
+        url = await asyncio.to_thread(server.wait_ready)
         databases = RunDatabases(bench.root, url, None, owned=True)
 
         def url_for(label: str) -> str:

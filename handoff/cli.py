@@ -15,7 +15,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from handoff import report
+from handoff import inputs, report
 from handoff import scenario as scenarios
 from handoff.checker.verdicts import ExitCode
 from handoff.errors import UserError
@@ -83,31 +83,63 @@ def run(
     from handoff.checker.checks import judge
     from handoff.runs import store as runs
 
+    runs_dir = runs_dir or runs.RUNS_DIR
     try:
         chosen_backend = backends.choose(backend, model, provider_url, api_key_env)
         if not fact.strip() or not topic.strip():
             raise UserError("--fact and --topic must not be empty")
         chosen = scenarios.select(names or [])
         remote = _remote_hosts(host or [], chosen)
-        if store is not None and not store.startswith(("postgres://", "postgresql://")):
-            raise UserError(f"--store {store}: give a PostgreSQL URL such as postgresql://user@host:5432/db")
+        if store is not None:
+            inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db")
+        if json_path is not None:
+            inputs.writable_file(json_path, "--json")
+        if keep is not None:
+            inputs.fresh_directory(keep, "--keep")
+        inputs.writable_directory(runs_dir, "--runs-dir")
         jobs = _jobs_for_memory(jobs, chosen)
         settings = coordinator.RunSettings(fact=Fact(fact, topic), jobs=jobs, backend=chosen_backend,
                                            remote_hosts=remote, store_url=store, fork_workers=not spawn_workers)
+        _remove_leftovers(quiet=False)
         record = coordinator.run(chosen, settings, keep)
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
     except coordinator.CoordinatorError as error:
         raise _fail(str(error), ExitCode.TOOL_FAILED)
     except KeyboardInterrupt:
-        raise _fail("interrupted; every worker, runtime and temporary file was removed", ExitCode.INTERRUPTED)
-    stored = runs.save(record, runs_dir or runs.RUNS_DIR)
+        raise _fail(_after_interrupt(), ExitCode.INTERRUPTED)
+    stored = runs.save(record, runs_dir)
     judgement = judge(record)
     typer.echo(report.render(judgement))
     typer.echo(f"\nStored as {record.id} ({stored}): `handoff report {record.id}` shows it again.", err=True)
     if json_path is not None:
         _write_atomically(json_path, report.as_json(record, judgement))
     raise typer.Exit(judgement.exit_code())
+
+
+def _after_interrupt() -> str:
+    """What an interrupted run says, having checked that it is true."""
+    from handoff import leftovers
+
+    left = leftovers.find(of=os.getpid())
+    if not left:
+        return "interrupted; every worker, runtime and temporary file was removed"
+    return f"interrupted; could not remove {leftovers.describe(left)}: run `handoff clean`"
+
+
+def _remove_leftovers(quiet: bool) -> list:
+    """Remove what killed runs left behind (their owners are gone); say so unless quiet."""
+    from handoff import leftovers
+
+    found = leftovers.find()
+    if not found:
+        return []
+    failed = leftovers.remove(found)
+    if not quiet:
+        typer.echo(f"note: removed what a killed run left behind: {leftovers.describe(found)}", err=True)
+    for problem in failed:
+        typer.echo(f"warning: could not remove {problem}", err=True)
+    return found
 
 
 def _jobs_for_memory(requested: int, chosen: list) -> int:
@@ -288,6 +320,23 @@ def lab(
     except KeyboardInterrupt:
         raise _fail("interrupted; the witness model and the runtime were stopped", 130)
     raise typer.Exit(code)
+
+
+@app.command()
+def clean() -> None:
+    """Remove what runs that were killed (kill -9, a lost terminal) left behind: their
+    processes, network namespaces, links, run directories and database servers. Runs
+    still going are left alone."""
+    from handoff import leftovers
+
+    found = leftovers.find()
+    for leftover in found:
+        typer.echo(f"removing {leftover.kind} {leftover.name} (its run, pid {leftover.owner}, is gone)")
+    failed = leftovers.remove(found)
+    for problem in failed:
+        typer.echo(f"could not remove {problem}", err=True)
+    typer.echo(f"removed {leftovers.describe(found)}" if found else "nothing left behind by earlier runs")
+    raise typer.Exit(1 if failed else 0)
 
 
 @app.command()

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from handoff import backends
+from handoff import backends, leftovers
 from handoff.errors import UserError
 from handoff.hosts import missing_capability
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
@@ -178,8 +178,13 @@ def state() -> Section:
 
     sessions = DEFAULT_HOME / "session-state"
     count = sum(1 for p in sessions.iterdir() if p.is_dir()) if sessions.is_dir() else 0
+    left = leftovers.find()
+    left_line = (Line(OK, "leftovers", "none: no killed run left anything behind") if not left else
+                 Line(MISSING, "leftovers", f"killed runs left {leftovers.describe(left)} behind",
+                      "handoff clean (removes only what belongs to runs that are gone)"))
     return Section("State", [
-        Line(INFO, ".state/", where(PROJECT_ROOT / ".state", "per-checkout state: host dirs, lab home", "not created yet")),
+        left_line,
+        Line(INFO, ".state/", where(PROJECT_ROOT / ".state", "per-checkout state: host dirs, lab home, runs", "not created yet")),
         Line(INFO, "runtime/node_modules", where(PROJECT_ROOT / "runtime" / "node_modules", "the npm-installed runtime", "missing: make setup")),
         Line(INFO, "lab home", where(DEFAULT_HOME, f"{count} stored session(s)", "created by the first `handoff lab`")),
     ])

@@ -3,7 +3,10 @@
 Workers are started in their own process group, and the runtime each worker spawns
 inherits it, so a group kill reaches both. On Linux the coordinator also makes itself a
 *child subreaper*: a runtime whose worker died is re-parented to the coordinator rather
-than to init, so psutil still finds it among the coordinator's descendants.
+than to init, so psutil still finds it among the coordinator's descendants. Every
+process started here dies with the coordinator, also when it is SIGKILLed (the kernel's
+parent-death signal); what a killed coordinator leaves that is not a process is found
+by its owner mark (leftovers.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,65 @@ import psutil
 from handoff import runtime_markers
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
+# util-linux's setpriv sets PR_SET_PDEATHSIG and execs the command; the signal comes when
+# the thread that spawned it ends, so processes are only spawned from the event loop's.
+DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL", "--")
+
+
+class StopOnce:
+    """While active, the first SIGINT or SIGTERM stops the run (KeyboardInterrupt, which
+    starts the cleanup) and any signal after it is ignored, so that a second Ctrl-C
+    cannot cut the cleanup short. (A no-op handler, not SIG_IGN, which children would
+    inherit.) Also keeps asyncio from installing its own SIGINT handler."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __enter__(self) -> "StopOnce":
+        self._saved = {number: signal.getsignal(number) for number in self.SIGNALS}
+        self._stopped = False
+        for number in self.SIGNALS:
+            signal.signal(number, self._first)
+        return self
+
+    def _first(self, *_) -> None:
+        self._stopped = True
+        for number in self.SIGNALS:
+            signal.signal(number, _ignore)
+        raise KeyboardInterrupt
+
+    def _later(self, *_) -> None:
+        self._stopped = True
+
+    @contextlib.contextmanager
+    def shielded(self):
+        """Run the cleanup: no signal interrupts it; one that came meanwhile stops the
+        run once the cleanup is done."""
+        for number in self.SIGNALS:
+            signal.signal(number, self._later)
+        already = self._stopped
+        yield
+        for number in self.SIGNALS:
+            signal.signal(number, _ignore)
+        if self._stopped and not already:
+            raise KeyboardInterrupt
+
+    def __exit__(self, *_) -> None:
+        for number, handler in self._saved.items():
+            signal.signal(number, handler)
+
+
+def _ignore(*_) -> None:
+    pass
+
+
+def die_with(parent: int) -> None:
+    """Make the calling process get SIGKILL when ``parent`` (its parent) dies, for a
+    process that was forked rather than spawned; if the parent is gone already, exit."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it died before the line above took effect
+        os._exit(1)
 
 
 def become_subreaper() -> None:
@@ -39,7 +101,10 @@ class ProcessTracker:
         become_subreaper()
 
     async def spawn(self, *args: str, **kwargs) -> asyncio.subprocess.Process:
-        process = await asyncio.create_subprocess_exec(*args, start_new_session=True, **kwargs)
+        """Start ``args`` in a session and process group of its own, set to die with this
+        process (SIGKILL when it dies, even by SIGKILL: the kernel's parent-death
+        signal, set by ``setpriv`` before it execs the command)."""
+        process = await asyncio.create_subprocess_exec(*DIE_WITH_PARENT, *args, start_new_session=True, **kwargs)
         self._pids.add(process.pid)
         self._groups.add(process.pid)  # a new session's leader is also its group id
         self._running[process.pid] = process

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import signal
 import tempfile
 import time
 from pathlib import Path
 
+from handoff import leftovers
 from handoff.backends import preflight
 from handoff.coordinator.scheduler import run_all
 from handoff.coordinator.services import CoordinatorError, RunServices, RunSettings
-from handoff.processes import ProcessTracker
+from handoff.processes import ProcessTracker, StopOnce
 from handoff.runs.record import (
     RunOptions,
     RunRecord,
@@ -40,30 +40,41 @@ from handoff.stores.database import redacted
 __all__ = ["CoordinatorError", "RunSettings", "run"]
 
 
-def _interrupt(*_):
-    raise KeyboardInterrupt
-
-
 def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None = None) -> RunRecord:
     """Run the scenarios and return what was observed."""
     runtime_path = locate_runtime()
     preflight(settings.backend)
     started = time.time()
-    run_dir = Path(tempfile.mkdtemp(prefix="handoff-run-"))
-    services = RunServices(settings, runtime_path, run_dir, ProcessTracker())
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
-    try:
-        records = asyncio.run(_run(scenarios, services))
-    finally:
-        services.close()
-        signal.signal(signal.SIGTERM, previous)
-        if keep_dir is not None:
-            shutil.copytree(run_dir, keep_dir, dirs_exist_ok=True)
-        shutil.rmtree(run_dir, ignore_errors=True)
+    leftovers.claim()  # everything started from here on carries this process's pid as its owner
+    with StopOnce() as stop:  # Ctrl-C or `kill` starts the cleanup; another one cannot cut it short
+        run_dir = Path(tempfile.mkdtemp(prefix=f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-"))
+        services = RunServices(settings, runtime_path, run_dir, ProcessTracker())
+        try:
+            records = asyncio.run(_run(scenarios, services))
+        finally:
+            with stop.shielded():
+                try:
+                    services.close()
+                    if keep_dir is not None:
+                        _keep(run_dir, keep_dir)
+                finally:
+                    shutil.rmtree(run_dir, ignore_errors=True)
     reported = next((ready.runtime_version for scenario in records for step in scenario.steps
                      if (ready := step.view().ready) is not None), None)
     return RunRecord(new_run_id(started), "run", started, time.time(), this_machine(reported), options(settings),
                      records)
+
+
+def _keep(run_dir: Path, keep_dir: Path) -> None:
+    """Copy the run's files for inspection; sockets and FIFOs (the zygote's) are not files."""
+    def not_files(folder: str, names: list[str]) -> list[str]:
+        return [name for name in names if not (Path(folder, name).is_dir() or Path(folder, name).is_file())]
+
+    try:
+        shutil.copytree(run_dir, keep_dir, ignore=not_files, dirs_exist_ok=True, symlinks=True)
+    except (OSError, shutil.Error) as error:
+        raise CoordinatorError(f"--keep {keep_dir}: copying the run's files failed ({error}); "
+                               f"the run's temporary files were removed all the same") from None
 
 
 async def _run(scenarios: list[Scenario], services: RunServices) -> list[ScenarioRecord]:

@@ -85,7 +85,9 @@ class RunServices:
         listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
         self._server = ThrowawayPostgres(listen, trusted_network=f"{lan.subnet}.0/24" if lan else None)
         try:
-            url = await asyncio.to_thread(self._server.start)
+            await asyncio.to_thread(self._server.prepare)
+            self._server.launch()  # from the loop's thread, which lives as long as the run: the server dies with it
+            url = await asyncio.to_thread(self._server.wait_ready)
         except Exception as error:
             self.database_problem = f"the throwaway PostgreSQL server did not start: {' '.join(str(error).split())}"
             return

@@ -107,7 +107,7 @@ class NamespaceHost(Host):
         of ``binds`` visible at /mnt/<name> and nothing else of the run's files."""
         argv = [
             "ip", "netns", "exec", self.namespace,
-            "unshare", "--uts", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private",
+            "unshare", "--uts", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation", "private",
             "sh", "-c", _ENTER, "handoff-host", *command,
         ]
         return argv, {**self._worker_env(), **self._view_env(binds)}

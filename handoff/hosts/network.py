@@ -17,6 +17,8 @@ import random
 import secrets
 import subprocess
 
+from handoff import leftovers
+
 PREFIX = "10.213"
 
 
@@ -37,7 +39,8 @@ def _networks_in_use() -> list[ipaddress.IPv4Network]:
 
 class Lan:
     def __init__(self) -> None:
-        self.tag = secrets.token_hex(3)
+        # The owner's pid in every name, so that what a killed run leaves is found (leftovers.py).
+        self.tag = leftovers.tag() + secrets.token_hex(1)
         self.bridge = f"hbr{self.tag}"
         self._namespaces: list[str] = []
         self._links: list[str] = []

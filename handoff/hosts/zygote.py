@@ -34,7 +34,7 @@ import socket
 import sys
 from pathlib import Path
 
-from handoff.processes import ProcessTracker
+from handoff.processes import ProcessTracker, die_with
 
 READY = "zygote ready"
 START_TIMEOUT = 30.0
@@ -154,9 +154,10 @@ def serve(path: str) -> int:
             if key.fileobj is listener:
                 connection, _ = listener.accept()
                 message, fds, _, _ = socket.recv_fds(connection, MESSAGE_LIMIT, 3)
+                zygote = os.getpid()
                 pid = os.fork()
                 if pid == 0:
-                    _become_worker(json.loads(message), fds)  # never returns
+                    _become_worker(json.loads(message), fds, zygote)  # never returns
                 for fd in fds:
                     os.close(fd)
                 connection.send(json.dumps({"pid": pid}).encode())
@@ -183,10 +184,11 @@ def _report_exits(workers: dict[int, socket.socket]) -> None:
             connection.close()
 
 
-def _become_worker(request: dict, fds: list[int]) -> None:
+def _become_worker(request: dict, fds: list[int], zygote: int) -> None:
     """In the forked child: detach from the zygote, take the given stdio, run the worker."""
     code = 1
     try:
+        die_with(zygote)  # which dies with the coordinator: nothing outlives a killed run
         os.setsid()  # its own session and process group, as a spawned worker has
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)

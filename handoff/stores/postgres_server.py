@@ -12,19 +12,24 @@ PostgreSQL refuses to run as root; as root the server runs as a system user
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import pwd
 import shutil
+import signal
 import socket
 import stat
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
+from handoff import leftovers
+from handoff.leftovers import POSTGRES_DIR
 from handoff.errors import UserError
 
-STATE_DIR = Path(__file__).resolve().parents[2] / ".state" / "postgres"
+START_TIMEOUT = 30.0
 SERVICE_USER = "handoff-postgres"
 
 
@@ -60,6 +65,10 @@ def _let_everyone_traverse(path: Path) -> None:
 
 
 class ThrowawayPostgres:
+    """A PostgreSQL server in the foreground, a child of the process that launched it and
+    set to die with it (the kernel's parent-death signal, set after the switch to the
+    service user), in its own process group: nothing of it outlives a killed run."""
+
     def __init__(self, listen: list[str], trusted_network: str | None = None):
         self.listen = listen
         self.trusted_network = trusted_network  # e.g. the simulated LAN, allowed without password
@@ -67,17 +76,24 @@ class ThrowawayPostgres:
         self.bin = _binaries()
         self.dir: Path | None = None
         self.port = 0
+        self.process: subprocess.Popen | None = None
 
     def _run(self, program: str, *args: str) -> None:
         done = subprocess.run([str(self.bin / program), *args], capture_output=True, text=True, user=self.user, timeout=60)
         if done.returncode != 0:
-            log = (self.dir / "server.log").read_text(errors="replace")[-500:] if self.dir and (self.dir / "server.log").exists() else ""
-            raise RuntimeError(f"{program} failed: {(done.stderr or done.stdout).strip()[-500:]} {log}".strip())
+            raise RuntimeError(f"{program} failed: {(done.stderr or done.stdout).strip()[-500:]}")
 
     def start(self) -> str:
-        """Start the server; returns its URL for a client on this machine."""
-        STATE_DIR.mkdir(parents=True, exist_ok=True)
-        self.dir = Path(tempfile.mkdtemp(prefix="pg-", dir=STATE_DIR))
+        """Prepare, launch and wait: the whole start, in the calling thread (which the
+        server then dies with). Returns its URL for a client on this machine."""
+        self.prepare()
+        self.launch()
+        return self.wait_ready()
+
+    def prepare(self) -> None:
+        """Make the data directory (slow: initdb); safe to run in any thread."""
+        POSTGRES_DIR.mkdir(parents=True, exist_ok=True)
+        self.dir = Path(tempfile.mkdtemp(prefix=f"pg-{leftovers.tag()}-", dir=POSTGRES_DIR))
         if self.user:
             _let_everyone_traverse(self.bin)
             _let_everyone_traverse(self.dir)
@@ -89,19 +105,46 @@ class ThrowawayPostgres:
             with (data / "pg_hba.conf").open("a") as hba:
                 hba.write(f"host all all {self.trusted_network} trust\n")
         self.port = _free_port(self.listen[0])
-        options = f"-h {','.join(self.listen)} -p {self.port} -k {self.dir} -c fsync=off"
-        self._run("pg_ctl", "-D", str(data), "-w", "-l", str(self.dir / "server.log"), "-o", options, "start")
-        return self.url_for(self.listen[0])
+
+    def launch(self) -> None:
+        """Start the server (fast); it dies with the thread that calls this."""
+        user = ["--reuid", self.user, "--regid", self.user, "--clear-groups"] if self.user else []
+        command = ["setpriv", *user, "--pdeathsig", "KILL", "--", str(self.bin / "postgres"), "-D", str(self.dir / "data"),
+                   "-h", ",".join(self.listen), "-p", str(self.port), "-k", str(self.dir), "-c", "fsync=off"]
+        with (self.dir / "server.log").open("wb") as log:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                            start_new_session=True)
+
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> str:
+        """Block until the server takes connections; its URL for a client on this machine."""
+        import psycopg
+
+        url = self.url_for(self.listen[0])
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"postgres exited with code {self.process.returncode}: {self._log_tail()}")
+            try:
+                psycopg.connect(url, connect_timeout=2).close()
+                return url
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"postgres did not take connections within {timeout:.0f} s: {self._log_tail()}")
+                time.sleep(0.02)
+
+    def _log_tail(self) -> str:
+        log = self.dir / "server.log" if self.dir else None
+        return log.read_text(errors="replace").strip()[-500:] if log and log.exists() else "no log"
 
     def url_for(self, host: str) -> str:
         return f"postgresql://postgres@{host}:{self.port}/postgres"
 
     def stop(self) -> None:
-        if self.dir is None:
-            return
-        data = self.dir / "data"
-        if (data / "postmaster.pid").exists():
-            subprocess.run([str(self.bin / "pg_ctl"), "-D", str(data), "-w", "-m", "immediate", "stop"],
-                           capture_output=True, user=self.user, timeout=60)
-        shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir = None
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)  # a throwaway: nothing to flush
+            self.process.wait(timeout=30)
+            self.process = None
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from handoff import scenario
+from handoff import leftovers, scenario
 from handoff.coordinator import placement
 from handoff.fact import Fact
 from handoff.hosts import Lan, NamespaceHost, missing_capability
@@ -29,11 +29,10 @@ pytestmark = [
 
 
 def handoff_network_leftovers() -> list[str]:
-    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout.split("\n")
-    return [n for n in namespaces if n.startswith("handoff-")] + [
-        line.split(":")[1].strip() for line in links if line and line.split(":")[1].strip().startswith(("hbr", "hv"))
-    ]
+    """Namespaces and links of this test process's runs, or of runs that are gone (runs
+    of other checkouts, still going, are theirs)."""
+    left = leftovers.find() + leftovers.find(of=os.getpid())
+    return [leftover.name for leftover in left if leftover.kind in ("namespace", "link")]
 
 
 def test_a_namespace_host_sees_only_its_own_home(tmp_path):

@@ -1,0 +1,77 @@
+"""Checks of the command line's inputs, made before anything starts.
+
+Each raises :class:`UserError` with a message that names the option, says what is wrong
+and how to fix it (exit code 2); none of them starts a process or changes a file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+from urllib.parse import SplitResult, urlsplit
+
+from handoff.errors import UserError
+
+
+def writable_file(path: Path, option: str) -> None:
+    """``path`` can be written when the run ends: not a directory, in a directory that
+    exists and can be written, and writable itself if it exists."""
+    if path.is_dir():
+        raise UserError(f"{option} {path}: is a directory; give a file name")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UserError(f"{option} {path}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UserError(f"{option} {path}: cannot be written here (permission denied)")
+
+
+def fresh_directory(path: Path, option: str) -> None:
+    """``path`` is a directory the run may fill: missing (it is made) or empty."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{option} {path}: exists and is not a directory")
+    if path.is_dir() and any(path.iterdir()):
+        raise UserError(f"{option} {path}: exists and is not empty; give a new or empty directory "
+                        f"(nothing in it is overwritten)")
+    writable_directory(path, option)
+
+
+def writable_directory(path: Path, option: str) -> None:
+    """``path`` is, or can be made, a directory this process may write in."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{option} {path}: exists and is not a directory")
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{option} {path}: cannot be written{' under ' + str(existing) if existing != path else ''} "
+                        f"(permission denied)")
+
+
+def network_url(text: str, option: str, schemes: tuple[str, ...], example: str) -> SplitResult:
+    """A URL whose scheme, host and port are usable: every part a connection needs."""
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # raises ValueError for a port out of range or not a number
+    except ValueError as error:
+        raise UserError(f"{option} {text}: {_port_problem(error)}; expected e.g. {example}") from None
+    if parts.scheme not in schemes:
+        raise UserError(f"{option} {text}: the scheme must be {' or '.join(schemes)}; expected e.g. {example}")
+    if not parts.hostname:
+        raise UserError(f"{option} {text}: no host name or address in it; expected e.g. {example}")
+    if "[" in parts.netloc:
+        try:
+            ipaddress.IPv6Address(parts.hostname)
+        except ValueError:
+            raise UserError(f"{option} {text}: [{parts.hostname}] is not an IPv6 address; expected e.g. {example}") \
+                from None
+    if port == 0:
+        raise UserError(f"{option} {text}: port 0 is not a port one can connect to; expected e.g. {example}")
+    return parts
+
+
+def _port_problem(error: ValueError) -> str:
+    said = str(error)
+    if "out of range" in said:
+        return "the port is out of range (1-65535)"
+    if "Invalid IPv6" in said:
+        return "the IPv6 address in brackets is malformed"
+    return "the port is not a number"

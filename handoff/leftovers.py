@@ -1,0 +1,172 @@
+"""What a run leaves behind when it is killed, and how the next one finds and removes it.
+
+A run cleans up after itself on success, failure, Ctrl-C and SIGTERM. SIGKILL gives it
+no chance, so everything a run makes is marked with its **owner**, the pid of the
+`handoff` process that made it:
+
+* its processes carry ``HANDOFF_OWNER=<pid>`` in their environment (every child inherits
+  it), and die with their parent besides (``setpriv --pdeathsig``, see processes.py);
+* its network namespaces, bridge and veth links, its run directory in TMPDIR and its
+  throwaway PostgreSQL's directory carry the owner's pid in their names (:func:`tag`).
+
+Whatever belongs to an owner that is no longer alive is a leftover: :func:`find` lists
+them and :func:`remove` removes them, for `handoff clean`, for `handoff doctor` (which
+reports them), and at the start of every `handoff run`. Nothing of a live owner is
+touched, so runs from other checkouts or terminals are left alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from handoff.runtime_locator import PROJECT_ROOT
+
+OWNER_VARIABLE = "HANDOFF_OWNER"
+RUN_DIR_PREFIX = "handoff-run-"
+POSTGRES_DIR = PROJECT_ROOT / ".state" / "postgres"
+TAG_DIGITS = 6  # a pid in hex; Linux pids stay below 2**22 (0x400000)
+_NETNS = re.compile(rf"handoff-(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})[0-9a-f]*-")
+_LINK = re.compile(rf"h(?:br|v|p)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})")
+_DIRECTORY = re.compile(rf"(?:{RUN_DIR_PREFIX}|pg-)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})-")
+
+
+def tag(pid: int | None = None) -> str:
+    """The owner mark that goes into a name: the pid, in fixed-width hex (link names
+    have room for 15 characters only)."""
+    return f"{os.getpid() if pid is None else pid:0{TAG_DIGITS}x}"
+
+
+def claim() -> None:
+    """Make this process the owner of everything it starts from now on."""
+    os.environ[OWNER_VARIABLE] = str(os.getpid())
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+@dataclass(frozen=True)
+class Leftover:
+    kind: str  # "process", "namespace", "link", "directory", "server"
+    name: str  # what to show: a pid and command, a namespace, a path
+    owner: int
+
+
+def _owner(pattern: re.Pattern[str], name: str) -> int | None:
+    found = pattern.match(name)
+    return int(found.group("owner"), 16) if found else None
+
+
+def _left(owner: int | None, of: int | None) -> bool:
+    """Is something owned by ``owner`` a leftover? With ``of``, when it is that owner's;
+    without, when its owner is gone."""
+    if owner is None:
+        return False
+    return owner == of if of is not None else not alive(owner)
+
+
+def _processes(of: int | None) -> list[Leftover]:
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline", "status"]):
+        with contextlib.suppress(psutil.Error):
+            if process.pid == os.getpid() or process.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            owner = process.environ().get(OWNER_VARIABLE, "")
+            if owner.isdigit() and _left(int(owner), of):
+                command = " ".join(process.info["cmdline"] or [])[:80]
+                found.append(Leftover("process", f"{process.pid} {command}", int(owner)))
+    return found
+
+
+def _ip(*args: str) -> str:
+    try:
+        return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def _namespaces(of: int | None) -> list[Leftover]:
+    found = []
+    for line in _ip("netns", "list").splitlines():
+        name = line.split()[0] if line.split() else ""
+        owner = _owner(_NETNS, name)
+        if _left(owner, of):
+            found.append(Leftover("namespace", name, owner))
+    return found
+
+
+def _links(of: int | None) -> list[Leftover]:
+    found = []
+    for line in _ip("-o", "link").splitlines():
+        parts = line.split(":")
+        name = parts[1].strip().split("@")[0] if len(parts) > 1 else ""
+        owner = _owner(_LINK, name)
+        if _left(owner, of):
+            found.append(Leftover("link", name, owner))
+    return found
+
+
+def _directories(of: int | None) -> list[Leftover]:
+    found = []
+    places = [Path(tempfile.gettempdir()).glob(f"{RUN_DIR_PREFIX}*"), POSTGRES_DIR.glob("pg-*")]
+    for place in places:
+        for path in place:
+            owner = _owner(_DIRECTORY, path.name)
+            if _left(owner, of):
+                found.append(Leftover("directory", str(path), owner))
+    return found
+
+
+def find(of: int | None = None) -> list[Leftover]:
+    """Everything of owners that are gone, or with ``of`` everything of that owner that
+    is still there; processes first, since they hold the rest."""
+    return _processes(of) + _namespaces(of) + _links(of) + _directories(of)
+
+
+def remove(leftovers: list[Leftover]) -> list[str]:
+    """Remove the leftovers; returns what could not be removed, each with the reason."""
+    failed = []
+    for leftover in leftovers:
+        try:
+            if leftover.kind == "process":
+                os.kill(int(leftover.name.split()[0]), signal.SIGKILL)
+            elif leftover.kind == "namespace":
+                _checked("netns", "del", leftover.name)
+            elif leftover.kind == "link":
+                _checked("link", "del", leftover.name)
+            else:
+                shutil.rmtree(leftover.name)
+        except ProcessLookupError:
+            pass  # it ended meanwhile
+        except (OSError, RuntimeError) as error:
+            if Path(leftover.name).exists() or leftover.kind in ("namespace", "link"):
+                failed.append(f"{leftover.kind} {leftover.name}: {error}")
+    return failed
+
+
+def _checked(*args: str) -> None:
+    done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10)
+    gone = "Cannot find device" in done.stderr or "No such file" in done.stderr
+    if done.returncode != 0 and not gone:
+        raise RuntimeError(done.stderr.strip())
+
+
+def describe(leftovers: list[Leftover]) -> str:
+    kinds: dict[str, int] = {}
+    for leftover in leftovers:
+        kinds[leftover.kind] = kinds.get(leftover.kind, 0) + 1
+    plurals = {"process": "processes", "directory": "directories"}
+    return ", ".join(f"{count} {kind if count == 1 else plurals.get(kind, kind + 's')}" for kind, count in kinds.items())

@@ -1,0 +1,101 @@
+"""Nothing a run starts outlives it: not after SIGKILL (its processes die with it, and
+`handoff clean` removes the rest), not after Ctrl-C pressed again and again."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from handoff import leftovers
+from handoff.hosts import missing_capability
+
+pytestmark = pytest.mark.e2e
+
+
+def _start(*scenarios: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "handoff", "run", *scenarios],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _runtime_started(process: subprocess.Popen, timeout: float = 90) -> None:
+    """Wait until one of the run's workers has its Copilot runtime up (mid-step)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for child in psutil.Process(process.pid).children(recursive=True):
+            try:
+                if "copilot" in " ".join(child.cmdline()):
+                    return
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    process.kill()
+    pytest.fail(f"no runtime started within {timeout:.0f} s")
+
+
+def _owned_by(owner: int) -> list[str]:
+    found = []
+    for process in psutil.process_iter(["pid", "status"]):
+        try:
+            if process.info["status"] != psutil.STATUS_ZOMBIE and process.environ().get("HANDOFF_OWNER") == str(owner):
+                found.append(" ".join(process.cmdline())[:100])
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.mark.skipif(missing_capability("ssh") is not None, reason=str(missing_capability("ssh")))
+def test_after_sigkill_nothing_of_the_run_lives_and_clean_removes_the_rest():
+    """A host scenario (namespaces, sshd) and a database one (a PostgreSQL server), killed
+    mid-step with SIGKILL: within seconds no process of the run is alive; what is not a
+    process (namespaces, links, the run directory, the server's data) is reported by
+    `handoff doctor` and removed by `handoff clean`."""
+    run = _start("cross-machine-postgres", "cross-machine-ssh")
+    _runtime_started(run)
+    run.kill()
+    run.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _owned_by(run.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _owned_by(run.pid) == []
+    left = [leftover for leftover in leftovers.find() if leftover.owner == run.pid]
+    assert {leftover.kind for leftover in left} >= {"namespace", "link", "directory"}
+    doctor = subprocess.run([sys.executable, "-m", "handoff", "doctor"], capture_output=True, text=True, timeout=60)
+    assert "killed runs left" in doctor.stdout and "fix: handoff clean" in doctor.stdout
+    clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=60)
+    assert clean.returncode == 0, clean.stderr
+    assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
+
+
+@pytest.mark.parametrize("gap", [0.005, 0.02])
+def test_ctrl_c_pressed_three_times_still_cleans_up_and_says_so_truly(gap):
+    run = _start("crash-after-turn", "cross-process", "same-process")
+    _runtime_started(run)
+    for _ in range(3):
+        run.send_signal(signal.SIGINT)
+        time.sleep(gap)
+    _, stderr = run.communicate(timeout=90)
+    assert run.returncode == 130, stderr
+    assert "Traceback" not in stderr and "Event loop is closed" not in stderr
+    assert stderr.strip().endswith("error: interrupted; every worker, runtime and temporary file was removed")
+    assert _owned_by(run.pid) == []
+    assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
+
+
+def test_a_run_removes_what_an_earlier_killed_run_left():
+    """The next run cleans up after a killed one by itself, and says so."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    left = Path(tempfile.gettempdir()) / f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag(gone.pid)}-test"
+    left.mkdir()
+    done = subprocess.run([sys.executable, "-m", "handoff", "run", "same-process"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "note: removed what a killed run left behind: 1 directory" in done.stderr
+    assert not left.exists()
