@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import re
 from typing import Mapping
-from urllib.parse import urlsplit
 
 from handoff.errors import UserError
+from handoff.inputs import network_url
 from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, WITNESS, WITNESS_MODEL, Backend
 
 KINDS = (WITNESS, COPILOT, OPENAI_COMPATIBLE)
@@ -84,9 +84,7 @@ def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: 
         return Backend(COPILOT, model or DEFAULT_COPILOT_MODEL, token_env=token_env)
     if not provider_url:
         raise UserError(f"--backend {OPENAI_COMPATIBLE} needs --provider-url, e.g. http://localhost:11434/v1 for Ollama")
-    parts = urlsplit(provider_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UserError(f"--provider-url {provider_url}: expected http(s)://host[:port]/path, e.g. http://localhost:11434/v1")
+    network_url(provider_url, "--provider-url", ("http", "https"), "http://localhost:11434/v1")
     if not model:
         raise UserError(f"--backend {OPENAI_COMPATIBLE} needs --model NAME, the endpoint's model (e.g. llama3.2 for Ollama)")
     if api_key_env is not None:

@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
+from urllib.parse import urlsplit
 
 import typer
 
@@ -19,7 +20,7 @@ from handoff import inputs, report
 from handoff import scenario as scenarios
 from handoff.checker.verdicts import ExitCode
 from handoff.errors import UserError
-from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE, Fact
+from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
 from handoff.hosts import SshTarget
 
 EXIT_CODES = ("Exit codes: 0 every verdict as expected; 1 some verdict contradicted its expectation; 2 bad input; "
@@ -86,19 +87,19 @@ def run(
     runs_dir = runs_dir or runs.RUNS_DIR
     try:
         chosen_backend = backends.choose(backend, model, provider_url, api_key_env)
-        if not fact.strip() or not topic.strip():
-            raise UserError("--fact and --topic must not be empty")
+        the_fact = inputs.fact(fact, topic)
         chosen = scenarios.select(names or [])
         remote = _remote_hosts(host or [], chosen)
         if store is not None:
-            inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db")
+            inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",
+                               needs_host=False)
         if json_path is not None:
             inputs.writable_file(json_path, "--json")
         if keep is not None:
             inputs.fresh_directory(keep, "--keep")
         inputs.writable_directory(runs_dir, "--runs-dir")
         jobs = _jobs_for_memory(jobs, chosen)
-        settings = coordinator.RunSettings(fact=Fact(fact, topic), jobs=jobs, backend=chosen_backend,
+        settings = coordinator.RunSettings(fact=the_fact, jobs=jobs, backend=chosen_backend,
                                            remote_hosts=remote, store_url=store, fork_workers=not spawn_workers)
         _remove_leftovers(quiet=False)
         record = coordinator.run(chosen, settings, keep)
@@ -259,24 +260,33 @@ def sessions_list(
     from handoff.stores.database import connect
 
     try:
-        database = connect(store)
+        if urlsplit(store).scheme in ("postgres", "postgresql"):
+            inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",
+                               needs_host=False)
+        database = connect(store, read_only=True)
     except UserError as error:
-        raise _fail(str(error), 2)
+        raise _fail(str(error), ExitCode.BAD_INPUT)
     try:
-        typer.echo(report.sessions_table(Registry(database).sessions(owner)))
+        registry = Registry.existing(database)
+        typer.echo(report.sessions_table(registry.sessions(owner) if registry else []))
     finally:
         database.close()
 
 
 @app.command()
 def witness(
-    port: int = typer.Option(0, help="Port to listen on (0 picks a free one)."),
+    port: int = typer.Option(0, min=0, max=65535, help="Port to listen on (0 picks a free one)."),
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     evidence: Optional[Path] = typer.Option(None, help="Append a JSON line per request to this file."),
 ) -> None:
     """Run the witness model standalone (an OpenAI-compatible endpoint)."""
     from handoff.witness.__main__ import serve
 
+    if evidence is not None:
+        try:
+            inputs.writable_file(evidence, "--evidence")
+        except UserError as error:
+            raise _fail(str(error), ExitCode.BAD_INPUT)
     raise typer.Exit(serve(host, port, evidence))
 
 
@@ -309,7 +319,7 @@ def lab(
 
     try:
         chosen = backends.choose(backend, model, provider_url, api_key_env)
-        options = labs.LabOptions(chosen, Fact(fact, topic), home or labs.DEFAULT_HOME, session_id, resume,
+        options = labs.LabOptions(chosen, inputs.fact(fact, topic), home or labs.DEFAULT_HOME, session_id, resume,
                                   resume_most_recent, third_turn)
         code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True),
                             keep=lambda record: runs.save(record, runs_dir or runs.RUNS_DIR))

@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from handoff.protocol import EventLog
 
@@ -66,22 +66,28 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
     )
 
 
-def parse_events(lines: Iterable[str]) -> tuple[list[dict[str, Any]], int]:
-    """The events in a log and the number of lines that were not JSON (a torn write)."""
+def parse_events(log: bytes) -> tuple[list[dict[str, Any]], int]:
+    """The events in a log and the number of lines that were not JSON objects (a torn
+    write). Lines are cut at ``\n`` only, as the runtime cuts them: a ``\r`` or a
+    U+2028 inside a line leaves it one line."""
     events, unreadable = [], 0
-    for line in lines:
+    for line in log.split(b"\n"):
         if not line.strip():
             continue
         try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
+            event = json.loads(line)
+        except ValueError:  # not JSON, or not UTF-8
+            unreadable += 1
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+        else:
             unreadable += 1
     return events, unreadable
 
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], int]:
-    with path.open(encoding="utf-8", errors="replace") as log:
-        return parse_events(log)
+    return parse_events(path.read_bytes())
 
 
 def summarize_file(path: Path) -> EventLogSummary | None:
@@ -95,12 +101,12 @@ def events_path(home: Path, session_id: str) -> Path:
     return home / "session-state" / session_id / "events.jsonl"
 
 
-def report(session_id: str, text: str | None) -> EventLog:
-    """The ``eventlog`` event a worker sends about a session's log (``text``, None when
-    there is no log)."""
-    if text is None:
+def report(session_id: str, log: bytes | None) -> EventLog:
+    """The ``eventlog`` event a worker sends about a session's log (None when there is
+    no log)."""
+    if log is None:
         return EventLog(t=time.time(), session_id=session_id, found=False)
-    summary = summarize(*parse_events(text.splitlines()))
+    summary = summarize(*parse_events(log))
     last = summary.last_resume
     return EventLog(
         t=time.time(), session_id=session_id, found=True, events=summary.events, starts=summary.starts,

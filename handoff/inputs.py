@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import SplitResult, urlsplit
 
 from handoff.errors import UserError
+from handoff.fact import Fact
 
 
 def writable_file(path: Path, option: str) -> None:
@@ -46,25 +47,28 @@ def writable_directory(path: Path, option: str) -> None:
                         f"(permission denied)")
 
 
-def network_url(text: str, option: str, schemes: tuple[str, ...], example: str) -> SplitResult:
-    """A URL whose scheme, host and port are usable: every part a connection needs."""
+def network_url(text: str, option: str, schemes: tuple[str, ...], example: str, needs_host: bool = True) -> SplitResult:
+    """A URL whose scheme, host and port are usable: every part a connection needs.
+    (``needs_host`` False: no host means a local default, as for PostgreSQL's socket.)
+    ``option`` ending in ``=`` is written right before the URL (``--host b=ssh://…``)."""
+    given = option + text if option.endswith("=") else f"{option} {text}"
     try:
         parts = urlsplit(text)
         port = parts.port  # raises ValueError for a port out of range or not a number
     except ValueError as error:
-        raise UserError(f"{option} {text}: {_port_problem(error)}; expected e.g. {example}") from None
+        raise UserError(f"{given}: {_port_problem(error)}; expected e.g. {example}") from None
     if parts.scheme not in schemes:
-        raise UserError(f"{option} {text}: the scheme must be {' or '.join(schemes)}; expected e.g. {example}")
-    if not parts.hostname:
-        raise UserError(f"{option} {text}: no host name or address in it; expected e.g. {example}")
+        raise UserError(f"{given}: the scheme must be {' or '.join(schemes)}; expected e.g. {example}")
+    if not parts.hostname and needs_host:
+        raise UserError(f"{given}: no host name or address in it; expected e.g. {example}")
     if "[" in parts.netloc:
         try:
             ipaddress.IPv6Address(parts.hostname)
         except ValueError:
-            raise UserError(f"{option} {text}: [{parts.hostname}] is not an IPv6 address; expected e.g. {example}") \
+            raise UserError(f"{given}: [{parts.hostname}] is not an IPv6 address; expected e.g. {example}") \
                 from None
     if port == 0:
-        raise UserError(f"{option} {text}: port 0 is not a port one can connect to; expected e.g. {example}")
+        raise UserError(f"{given}: port 0 is not a port one can connect to; expected e.g. {example}")
     return parts
 
 
@@ -75,3 +79,27 @@ def _port_problem(error: ValueError) -> str:
     if "Invalid IPv6" in said:
         return "the IPv6 address in brackets is malformed"
     return "the port is not a number"
+
+
+MAX_FACT_LENGTH = 200
+
+
+def fact(value: str, topic: str) -> Fact:
+    """The fact to remember, if every verdict about it can be told apart: the value must
+    not be a word of the witness's own fixed answers (then an answer that names it would
+    not tell a kept turn from a lost one), and both must be one line of text."""
+    from handoff.witness.answer import NOT_KNOWN, OFF_SCRIPT  # the witness's words
+
+    for option, text in (("--fact", value), ("--topic", topic)):
+        if not text.strip():
+            raise UserError(f"{option} must not be empty")
+        if any(ord(character) < 32 or ord(character) == 127 for character in text):
+            raise UserError(f"{option}: must be one line of text, without line breaks or control characters")
+        if len(text) > MAX_FACT_LENGTH:
+            raise UserError(f"{option}: at most {MAX_FACT_LENGTH} characters, got {len(text)}")
+    chosen = Fact(value, topic)
+    for reply, name in ((NOT_KNOWN.format(topic=topic), "'I don't know' answer"), (OFF_SCRIPT, "off-script answer")):
+        if chosen.is_in(reply):
+            raise UserError(f"--fact {value!r}: the witness's fixed {name} ({reply!r}) names it too, so an answer "
+                            f"naming it could not tell a kept turn from a lost one; choose another value or --topic")
+    return chosen

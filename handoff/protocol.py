@@ -21,6 +21,8 @@ import msgspec
 # --- what a step may ask a worker to do -------------------------------------------------
 
 ACTIONS = {
+    "mint": "guarded: the app mints a new id for this principal (96 random bits and an owner tag)",
+    "mint-for-key": "guarded: the app mints the id of the case named by the id passed along (an HMAC, owner-bound)",
     "create": "create a session with the id the coordinator passes along",
     "create-without-id": "create a session and let the runtime choose its id",
     "resume": "resume the session with the id passed along",
@@ -121,6 +123,7 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     reuse: bool = False  # a guarded create of an existing id continues it instead of being refused
     registry: str | None = None  # registry database when the session files are not in one
     without_provider: bool = False  # resume with no provider settings, to show they are not stored
+    app_key: str = ""  # guarded steps: the app's key for minting ids (hex), a secret: never shown or stored
     # The values of the backend's secret variables, only for a worker whose environment
     # cannot carry them (one started over SSH: sshd passes no environment on). They travel
     # on the worker's stdin, never on a command line, and are never written down.

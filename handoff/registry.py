@@ -55,10 +55,16 @@ class RegisteredSession:
 
 
 class Registry:
-    def __init__(self, database: Database):
+    def __init__(self, database: Database, create: bool = True):
         self.db = database
-        self.db.create_table(SCHEMA)
-        self.db.create_table(LEASES)
+        if create:
+            self.db.create_table(SCHEMA)
+            self.db.create_table(LEASES)
+
+    @classmethod
+    def existing(cls, database: Database) -> "Registry | None":
+        """The registry a store already has, for reading; None when it has none."""
+        return cls(database, create=False) if database.has_table("session_registry") else None
 
     def created(self, session_id: str, owner: str, host: str, runtime_version: str) -> None:
         self.db.execute(

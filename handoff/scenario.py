@@ -20,8 +20,9 @@ Every step runs in a new worker process. ``home`` says where its runtime keeps
 sessions: ``shared`` (one home for the whole scenario), ``own`` (a new, empty one) or
 ``copied`` (a new one into which the coordinator copies the session's state from the
 previous step's home, as rsync would). ``session`` says which id the step gets:
-``passed`` (the one the previous steps used) or ``unknown`` (a fresh id that was never
-created). ``host`` names where the step runs: ``local`` (default) or a name from the
+``passed`` (the one the previous steps used), ``unknown`` (a fresh id that was never
+created) or ``scenario`` (the scenario's own ``session_id`` as written, e.g. what another
+principal guesses). ``host`` names where the step runs: ``local`` (default) or a name from the
 scenario's ``[hosts]`` table, whose value is the kind: ``namespace`` or ``ssh``.
 The scenario's ``store`` says where session files go: ``home`` (the runtime's home
 directory, the default), or a database reached through the SDK's SessionFs provider,
@@ -34,6 +35,7 @@ provider, or the Copilot token), which a session does not store.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,15 +44,19 @@ from typing import Any
 from handoff.checker.verdicts import EXPECTABLE
 from handoff.errors import UserError
 from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
+from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 
 HOMES = ("shared", "own", "copied")
 HOST_KINDS = ("namespace", "ssh")
 CRASHES = ("process-tree", "sdk-process")
 STORES = ("home", "sqlite", "postgres")
 LOCAL = "local"
-SESSIONS = ("passed", "unknown")
+SESSIONS = ("passed", "unknown", "scenario")
+MAX_WAIT_SECONDS = 600.0  # a step waits for a lease to expire: seconds, not hours
 PROVIDERS = ("passed", "omitted")
 
+PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,19}")  # it becomes part of a namespace's and a hostname's name
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"
 
@@ -120,13 +126,26 @@ class _Reader:
             raise self.fail(field, f"must be one of {', '.join(choices)}, got {value!r}")
         return value
 
+    def text(self, field: str, default: str, pattern: re.Pattern[str]) -> str:
+        value = self.get(field, str, default)
+        if not pattern.fullmatch(value):
+            raise self.fail(field, f"must be letters, digits, '_' or '-' (at most 40), got {value!r}")
+        return value
+
+    def number(self, field: str, default: float, most: float) -> float:
+        """A number of seconds from 0 to ``most`` (not negative, not infinite, not NaN)."""
+        value = float(self.get(field, (int, float), default))
+        if not 0 <= value <= most:  # also false for NaN
+            raise self.fail(field, f"must be a number of seconds from 0 to {most:g}, got {value!r}")
+        return value
+
     def reject_unknown(self, known: set[str]) -> None:
         unknown = sorted(set(self.table) - known)
         if unknown:
             raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
 
 
-def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
+def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id: str | None) -> Step:
     if not isinstance(table, dict):
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
@@ -151,10 +170,10 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
         session=read.get("session", str, "passed", SESSIONS),
         host=read.get("host", str, LOCAL, (LOCAL, *hosts)),
         crash=read.get("crash", str, "process-tree", CRASHES),
-        principal=read.get("principal", str, "alice"),
+        principal=read.text("principal", "alice", PRINCIPAL),
         guarded=read.get("guarded", bool, False),
         reuse=read.get("reuse", bool, False),
-        wait=float(read.get("wait", (int, float), 0.0)),
+        wait=read.number("wait", 0.0, MAX_WAIT_SECONDS),
         tamper=read.get("tamper", bool, False),
         forked=read.get("forked", bool, None),
         expect=read.get("expect", str, None, EXPECTABLE),
@@ -164,6 +183,8 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
     if step.crash == "sdk-process" and step.host != LOCAL:
         raise read.fail("crash", "is 'sdk-process' on a simulated host: there the worker is the host's process 1, "
                                  "and when it dies the kernel kills its runtime too; run that step on host 'local'")
+    if step.session == "scenario" and scenario_id is None:
+        raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
     if step.asks and step.expect is None:
         raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")
     if step.expect is not None and not step.asks:
@@ -171,20 +192,39 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str]) -> Step:
     return step
 
 
+def _text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise UserError(f"{path}: cannot read: {error.strerror or error}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise UserError(f"{path}: starts with a UTF-8 byte order mark (BOM), which TOML does not allow: "
+                        f"save it as UTF-8 without BOM")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: is not UTF-8 text (byte {error.start} cannot be decoded): save it as UTF-8") from None
+
+
 def load(path: Path) -> Scenario:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise UserError(f"{path}: cannot read: {error.strerror}") from None
+        data = tomllib.loads(_text(path))
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
     read = _Reader(path, data)
     read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "store", "steps"})
     hosts = read.get("hosts", dict, {})
     for name, kind in hosts.items():
-        if name == LOCAL or kind not in HOST_KINDS:
-            raise UserError(f"{path}: hosts: '{name}' must be a name other than 'local' with a kind among {', '.join(HOST_KINDS)}, got {kind!r}")
-    steps = tuple(_step(path, i, table, hosts) for i, table in enumerate(read.get("steps", list)))
+        if name == LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
+            raise UserError(f"{path}: hosts: '{name}' must be a name other than 'local' (letters, digits, '-', at most "
+                            f"20) with a kind among {', '.join(HOST_KINDS)}, got {kind!r}")
+    session_id = read.get("session_id", str, None)
+    if session_id is not None and not safe_id(session_id):
+        raise read.fail("session_id", f"must be {SAFE_ID_RULE} (it names a directory), got {session_id!r}")
+    order = read.get("order", int, 1000)
+    if not -10**6 <= order <= 10**6:
+        raise read.fail("order", f"must be a whole number from -1000000 to 1000000, got {order}")
+    steps = tuple(_step(path, i, table, hosts, session_id) for i, table in enumerate(read.get("steps", list)))
     if not steps:
         raise read.fail("steps", "is empty: a scenario needs at least one [[steps]] table")
     names = [s.name for s in steps]
@@ -197,8 +237,8 @@ def load(path: Path) -> Scenario:
         proves=read.get("proves", str),
         does_not_prove=read.get("does_not_prove", str),
         steps=steps,
-        order=read.get("order", int, 1000),
-        session_id=read.get("session_id", str, None),
+        order=order,
+        session_id=session_id,
         hosts=hosts,
         store=read.get("store", str, "home", STORES),
         path=str(path),

@@ -73,7 +73,7 @@ def step_facts(step: StepRecord, view: StepEvents | None = None) -> StepFacts:
         step=step.step, host=step.host, home=step.home, store=step.store, ready=view.ready, eventlog=view.eventlog,
         actions=tuple(view.actions), failures=tuple(view.failures), holding=view.holding, faults=tuple(step.faults),
         finished=view.finished is not None, exit_code=step.exit_code, timed_out=step.timed_out,
-        problems=tuple(view.problems),
+        problems=tuple(view.problems), notes=tuple(step.notes),
     )
 
 
@@ -136,7 +136,9 @@ def _failure(step: StepFacts, stderr_tail: str, backend: Backend) -> tuple[Verdi
         return Verdict.UNKNOWN, f"the worker broke the protocol: {step.problems[0]}", Basis.NOTHING
     if not step.finished:
         tail = f": {stderr_tail.splitlines()[-1]}" if stderr_tail.strip() else ""
-        return Verdict.UNKNOWN, f"worker ended without 'finished' (exit code {step.exit_code}){tail}", Basis.NOTHING
+        notes = "".join(f"; {note}" for note in step.notes)
+        return Verdict.UNKNOWN, f"worker ended without 'finished' (exit code {step.exit_code}){tail}{notes}", \
+            Basis.NOTHING
     return Verdict.UNKNOWN, "the ask turn produced no answer", Basis.NOTHING
 
 

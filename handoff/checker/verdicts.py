@@ -97,6 +97,7 @@ class StepFacts:
     exit_code: int | None
     timed_out: bool
     problems: tuple[str, ...]  # lines that were not protocol events
+    notes: tuple[str, ...] = ()  # what the step driver saw besides the worker's lines (a full disk)
 
     @property
     def closed_before_resume(self) -> bool | None:

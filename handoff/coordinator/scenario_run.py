@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import time
 import traceback
-import uuid
 from pathlib import Path
 from typing import Callable
 
@@ -29,14 +28,10 @@ from handoff.faults import FaultTarget, faults_for
 from handoff.hosts import Host
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
+from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
 from handoff.stores import prepare_home
 from handoff.stores.database import sqlite_url
 from handoff.witness.server import read_evidence
-
-
-def new_session_id() -> str:
-    """A random id in the lab's shape: a readable prefix and random hex, 24 characters."""
-    return f"handoff-{uuid.uuid4().hex}"[:24]
 
 
 Placement = Callable[[Scenario, RunServices, Path, dict[str, Host]], None]
@@ -86,7 +81,7 @@ class ScenarioRun:
         session_id = self.scenario.session_id or new_session_id()
         previous_home: Path | None = None
         for step in self.scenario.steps:
-            step_id = session_id if step.session == "passed" else new_session_id()
+            step_id = {"passed": session_id, "scenario": self.scenario.session_id}.get(step.session) or new_session_id()
             home = prepare_home(self.workdir, step.name, step.home, previous_home, step_id)
             if step.wait:
                 await self._wait(step.wait)
@@ -98,6 +93,9 @@ class ScenarioRun:
                                   faults_for(step), target)
             reported = step_record.view().reported_session_id
             if step.session == "passed" and reported:
+                if not safe_id(reported):  # it is about to name directories: refuse it here
+                    raise ValueError(f"step {step.name}'s worker reported a session id that is not {SAFE_ID_RULE}: "
+                                     f"{reported[:80]!r}")
                 session_id = reported
             previous_home = home
 
@@ -117,7 +115,7 @@ class ScenarioRun:
             self.scenario.name, step, host, host.home(home), session_id, fact=self.settings.fact,
             backend=self.settings.backend, runtime_path=str(self.services.runtime_path),
             witness_url=host.witness_url(self.services.witness_url), store_url=store_url,
-            registry_url=self._registry_url(host),
+            registry_url=self._registry_url(host), app_key=self.services.app_key if step.guarded else "",
         )
 
     def _registry_url(self, host: Host) -> str | None:

@@ -15,6 +15,7 @@ which every scenario needs, end the whole run.
 from __future__ import annotations
 
 import asyncio
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,9 @@ class RunServices:
         self.lan_problem: str | None = None  # why there is no LAN although a scenario needs one
         self.databases = RunDatabases(run_dir, settings.store_url, None, owned=False)
         self.database_problem: str | None = None  # why the throwaway PostgreSQL did not start
+        # The app's key for minting guarded ids: made per run, given to guarded workers in
+        # their spec (on stdin), never written to the record or shown.
+        self.app_key = secrets.token_hex(32)
         self._server: ThrowawayPostgres | None = None
 
     async def start(self, scenarios: list[Scenario]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import time
 from pathlib import Path
 
@@ -24,6 +25,20 @@ from handoff.runs.record import FaultRecord, StepRecord
 
 WORKER_EXIT_GRACE_SECONDS = 5.0  # from a worker's last output to its exit, which normally takes milliseconds
 STDERR_KEPT = 2000  # characters of a worker's stderr kept in the record
+FULL_DISK_BYTES = 1 << 20  # less free space than this at a step's end is worth a note
+
+
+def _full_disks(*places: Path) -> list[str]:
+    """A worker whose disk is full may not be able to say so (its log is on that disk):
+    say it for it."""
+    notes = []
+    for place in places:
+        with contextlib.suppress(OSError):
+            free = shutil.disk_usage(place).free
+            if free < FULL_DISK_BYTES:
+                notes.append(f"the file system holding {place} is full ({free} bytes free): the worker's files "
+                             f"(its log, the session's home) could not be written there")
+    return list(dict.fromkeys(notes))
 
 
 class StepDriver:
@@ -58,6 +73,7 @@ class StepDriver:
                 record.exit_code = await process.wait()
                 self.tracker.forget(process.pid)
         record.stderr_tail = stderr_path.read_text(errors="replace")[-STDERR_KEPT:]
+        record.notes.extend(_full_disks(workdir, home))
         record.ended_at = time.time()
         return record
 

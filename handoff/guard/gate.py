@@ -1,23 +1,34 @@
-"""The guarded path: what an app checks before it lets a principal at a session.
+"""The guarded path: the one gate every guarded call that opens, lists, reveals or closes
+a session goes through.
 
 The raw SDK resumes any id it is given. The gate, kept in the registry's database,
-refuses: ids that could carry secrets (at create), an id that already exists unless
-reuse is asked for, a principal who does not own the session (with the same words
-whether the id exists or not, so a refusal does not confirm a guess), a log that
-changed since the last close (receipt), and a second writer while another holds the
-lease.
+refuses:
+
+* an id the app did not mint for the caller (handoff/guard/ids.py) — for create,
+  resume, metadata and close alike, and with the same words whether or not someone
+  else's session has that id, so no answer confirms a guess;
+* a session the caller does not own (the registry's owner);
+* an id that exists already, on create, unless the step continues it (``reuse``);
+* a log that changed since the last close (the receipt over its exact bytes);
+* a second writer while another holds the lease;
+* a receipt write (at close) by anyone but the lease's holder.
+
+A guarded listing (list, the most recent session, discovery in the registry) shows the
+caller's own sessions only.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from handoff.guard.ids import IdRejected, check_session_id
-from handoff.guard.receipt import Receipt, changes_since
+from handoff.guard.ids import Minter, not_minted
+from handoff.guard.receipt import Receipt, ReceiptUnreadable, changes_since
 from handoff.registry import Registry
 
 LEASE_SECONDS = 3.0
 DENIED = "access denied: no session with this id belongs to you"
+EXISTS = ("a session with this id exists: creating it again is refused (a step continues it with `reuse = true`; "
+          "the SDK's resume_session is the call that continues a conversation)")
 
 
 class Refused(Exception):
@@ -25,37 +36,40 @@ class Refused(Exception):
 
 
 class Gate:
-    def __init__(self, registry: Registry, principal: str, holder: str, reuse: bool = False):
+    def __init__(self, registry: Registry, minter: Minter, holder: str, reuse: bool = False):
         self.registry = registry
-        self.principal = principal
+        self.minter = minter
+        self.principal = minter.owner
         self.holder = holder
         self.reuse = reuse
         self._renewing: asyncio.Task | None = None
 
     def admit_create(self, session_id: str) -> bool:
         """Check a create; True when it must become a resume (reuse of an existing id)."""
-        try:
-            check_session_id(session_id)
-        except IdRejected as rejected:
-            raise Refused(str(rejected)) from None
+        if not self.minter.minted_for_me(session_id):
+            raise Refused(str(not_minted(session_id)))
         owner = self.registry.owner_of(session_id)
         if owner is None:
             return False
-        if not self.reuse:
-            raise Refused("a session with this id exists: creating it again is refused (pass --reuse to continue it)")
-        if owner != self.principal:
+        if owner != self.principal:  # cannot happen for an id minted for the caller; refuse all the same
             raise Refused(DENIED)
+        if not self.reuse:
+            raise Refused(EXISTS)
         return True
 
     def admit(self, session_id: str) -> None:
-        if self.registry.owner_of(session_id) != self.principal:
+        """The caller may see or open this session: minted for them, and theirs."""
+        if not self.minter.minted_for_me(session_id) or self.registry.owner_of(session_id) != self.principal:
             raise Refused(DENIED)
 
-    def admit_resume(self, session_id: str, log_text: str | None) -> None:
+    def admit_resume(self, session_id: str, log: bytes | None) -> None:
         self.admit(session_id)
         stored = self.registry.receipt_of(session_id)
         if stored is not None:
-            change = changes_since(Receipt.from_json(stored), log_text or "")
+            try:
+                change = changes_since(Receipt.from_json(stored), log or b"")
+            except ReceiptUnreadable as unreadable:
+                raise Refused(f"the session's receipt cannot be checked: {unreadable}") from None
             if change:
                 raise Refused(f"the session's log changed since its last close ({change})")
         self.take_lease(session_id)
@@ -76,12 +90,19 @@ class Gate:
 
         self._renewing = asyncio.get_running_loop().create_task(renew())
 
-    def closed(self, session_id: str, log_text: str | None) -> None:
-        """At close: leave a receipt for the next resume, and let the next writer in."""
+    def closed(self, session_id: str, log: bytes | None) -> None:
+        """At close: leave a receipt for the next resume, and let the next writer in —
+        only as the session's owner and the holder of its lease."""
         if self._renewing is not None:
             self._renewing.cancel()
-        self.registry.record_receipt(session_id, Receipt.of(log_text or "").to_json())
+        self.admit(session_id)
+        holder = self.registry.lease_holder(session_id)
+        if holder is None or holder[0] != self.holder:
+            raise Refused("this writer no longer holds the session's lease: no receipt was written")
+        self.registry.record_receipt(session_id, Receipt.of(log or b"").to_json())
         self.registry.release_lease(session_id, self.holder)
 
     def visible(self, session_ids: list[str]) -> list[str]:
-        return [sid for sid in session_ids if self.registry.owner_of(sid) == self.principal]
+        """The caller's own sessions among ``session_ids``."""
+        return [sid for sid in session_ids
+                if self.minter.minted_for_me(sid) and self.registry.owner_of(sid) == self.principal]

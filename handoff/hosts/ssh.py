@@ -23,9 +23,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from handoff.errors import UserError
+from handoff.inputs import network_url
 from handoff.hosts.base import PIPES, PROJECT_ROOT, Host
 from handoff.hosts.namespace import COMPILE_CACHE, HOME_INSIDE, INSIDE, NamespaceHost
 from handoff.processes import ProcessTracker
@@ -44,13 +45,8 @@ class SshTarget:
 
     @classmethod
     def parse(cls, name: str, url: str) -> SshTarget:
-        parts = urlsplit(url)
-        if parts.scheme != "ssh" or not parts.hostname:
-            raise UserError(f"--host {name}={url}: expected ssh://user@machine[:port][/home/path][?project=DIR]")
-        try:
-            port = parts.port or 22
-        except ValueError:
-            raise UserError(f"--host {name}={url}: the port is not a number") from None
+        parts = network_url(url, f"--host {name}=", ("ssh",), "ssh://user@machine[:port][/home/path][?project=DIR]")
+        port = parts.port or 22
         project = parse_qs(parts.query).get("project", ["~/copilot-handoff"])[0]
         return cls(parts.username or "root", parts.hostname, port, parts.path or "~/.copilot-handoff/home", project)
 

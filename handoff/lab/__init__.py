@@ -28,7 +28,6 @@ import os
 import re
 import signal
 import time
-import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -37,6 +36,8 @@ import psutil
 
 from handoff.backends import explain
 from handoff.errors import UserError
+from handoff.guard.ids import secret_shape, shown
+from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
 from handoff.fact import Fact
 from handoff.processes import ProcessTracker
 from handoff.protocol import OPENAI_COMPATIBLE, Backend
@@ -50,7 +51,6 @@ DEFAULT_HOME = PROJECT_ROOT / ".state" / "lab-home"
 LOG_DIR = "handoff-lab"  # inside the home: the SDK's log and the witness's stderr
 STOP_TIMEOUT = 15.0
 # An id names a directory (session-state/<id>/): keep it to characters that are safe there.
-SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 Write = Callable[[str], None]
 
@@ -61,7 +61,8 @@ class LabFailure(Exception):
 
 def new_lab_session_id() -> str:
     """The lab's own recipe: a readable prefix and random hex, cut to 24 characters."""
-    return f"sdklabs-{uuid.uuid4().hex}"[:24]
+    return new_session_id("sdklabs")
+
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,8 @@ class LabOptions:
         if not self.fact.value.strip() or not self.fact.topic.strip():
             raise UserError("--fact and --topic must not be empty")
         for option, value in (("--resume", self.resume), ("--session-id", self.session_id)):
-            if value is not None and not SESSION_ID_PATTERN.fullmatch(value):
-                raise UserError(f"{option} {value!r}: an id is 1-100 letters, digits, '.', '_' or '-', "
-                                f"starting with a letter or digit (it names a directory in the home)")
+            if value is not None and not safe_id(value):  # not echoed: it may be a secret
+                raise UserError(f"{option}: an id is {SAFE_ID_RULE} (it names a directory in the home)")
         if self.home.exists() and not self.home.is_dir():
             raise UserError(f"--home {self.home}: exists and is not a directory")
 
@@ -181,12 +181,16 @@ class _Lab:
             else:
                 session_id = options.resume
             self.recorder.session_id = session_id
-            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id), "resume")
-            self.say(*header, f"Session id: {session_id}", "", "--- Turn 2 (resumed session) ---")
+            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume")
+            self.say(*header, f"Session id: {shown(session_id)}", "", "--- Turn 2 (resumed session) ---")
             recalled = await self._ask_and_close(session, turn=2)
         else:
             session_id = options.session_id or new_lab_session_id()
-            self.say(*header, f"Session id: {session_id}")
+            self.say(*header, f"Session id: {shown(session_id)}")
+            if secret_shape(session_id):
+                self.warn(f"warning: the --session-id given {secret_shape(session_id)}; the runtime writes ids into "
+                          f"file names, logs and indexes, so it is now stored under {self.options.home}. Give a "
+                          f"session an opaque id instead (see README, 'Security model').")
             if options.session_id and await self._sdk("get_session_metadata", self.runtime.metadata(session_id)):
                 self.say("Note: this id is already stored here; create_session does not continue it "
                          "(only resume_session does; see README, 'A finding that corrects the lab').")
@@ -196,15 +200,15 @@ class _Lab:
             await self._turn(session, "tell", turn=1)
             await self._sdk("close the session", self.runtime.close(session), "close")
             self.say("", "Session closed.", "", "--- Turn 2 (resumed session) ---")
-            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id), "resume")
+            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume")
             recalled = await self._ask_and_close(session, turn=2)
         found = await self._sdk("get_session_metadata", self.runtime.metadata(session_id), "metadata",
                                 lambda found: {"found": found is not None})
         self.say("", "--- Session metadata ---",
-                 "  (no metadata returned)" if found is None else f"  id={session_id} metadata retrieved")
+                 "  (no metadata returned)" if found is None else f"  id={shown(session_id)} metadata retrieved")
         if options.third_turn:
             self.say("", "--- Turn 3 (resumed again, after metadata) ---")
-            session = await self._sdk(f"resume {session_id}", self.runtime.resume(session_id), "resume")
+            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume")
             recalled = await self._ask_and_close(session, turn=3) and recalled
         return 0 if recalled else 1
 
@@ -249,7 +253,7 @@ class _Lab:
             self._record_failure(action or failed_as, message, started)
             raise LabFailure(f"{what}: {message}") from None
         except Exception as error:  # the SDK raises plain Exception for a failed turn
-            message = self.backend.scrub(runtime_message(error))
+            message = self._unechoed(self.backend.scrub(runtime_message(error)))
             self._record_failure(action or failed_as, message, started)
         else:
             if action:
@@ -264,6 +268,12 @@ class _Lab:
             raise UserError(f"{what}: {explained}")
         raise LabFailure(f"{what}: {message}")
 
+    def _unechoed(self, message: str) -> str:
+        """The runtime's message without a secret-shaped id the user gave (the runtime
+        repeats ids in its errors)."""
+        for given in filter(None, (self.options.session_id, self.options.resume)):
+            message = message.replace(given, shown(given))
+        return message
 
     def _record_failure(self, action: str | None, message: str, started: float) -> None:
         if action and self.recorder is not None:

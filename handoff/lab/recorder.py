@@ -17,6 +17,7 @@ from pathlib import Path
 
 from handoff.eventlog import events_path, report
 from handoff.fact import Fact
+from handoff.guard.ids import shown
 from handoff.protocol import (
     ActionDone,
     ActionFailed,
@@ -62,6 +63,11 @@ class Recorder:
         self.turns = 0
         self.runtime_version: str | None = None
 
+    @property
+    def _shown_id(self) -> str | None:
+        """The id as the record keeps it: never one that looks like a secret."""
+        return None if self.session_id is None else shown(self.session_id)
+
     def _emit(self, event) -> None:
         self.lines.append(encode(event).decode().rstrip("\n"))
 
@@ -77,12 +83,12 @@ class Recorder:
     def turn(self, kind: str, prompt: str, answer: str | None, ms: int) -> None:
         self.turns += 1
         self.actions.append(kind)
-        self._emit(Turn(t=time.time(), turn=self.turns, kind=kind, session_id=self.session_id, prompt=prompt,
+        self._emit(Turn(t=time.time(), turn=self.turns, kind=kind, session_id=self._shown_id, prompt=prompt,
                         answer=answer, ms=ms))
 
     def action(self, action: str, ms: int, **detail) -> None:
         self.actions.append(action)
-        self._emit(ActionDone(t=time.time(), action=action, session_id=self.session_id, ms=ms, **detail))
+        self._emit(ActionDone(t=time.time(), action=action, session_id=self._shown_id, ms=ms, **detail))
 
     def failed(self, action: str, message: str, ms: int) -> None:
         self.actions.append(action)
@@ -91,8 +97,7 @@ class Recorder:
     def finish(self, ok: bool) -> None:
         if self.session_id:
             path = events_path(Path(self.home), self.session_id)
-            self._emit(report(self.session_id, path.read_text(encoding="utf-8", errors="replace")
-                              if path.is_file() else None))
+            self._emit(report(self._shown_id, path.read_bytes() if path.is_file() else None))
         self._emit(Finished(t=time.time(), ok=ok))
 
     def record(self, evidence: list[Evidence]) -> RunRecord:
@@ -100,7 +105,7 @@ class Recorder:
         step = Step(STEP, tuple(self.actions), expect="kept" if asks else None)
         scenario = Scenario("lab", "Lab 05: sessions (handoff lab)", PROVES["resume" if self.resuming else "full"],
                             DOES_NOT_PROVE, (step,))
-        step_record = StepRecord(STEP, "local", "shared", "home", self.session_id, lines=self.lines, exit_code=0,
+        step_record = StepRecord(STEP, "local", "shared", "home", self._shown_id, lines=self.lines, exit_code=0,
                                  started_at=self.started, ended_at=time.time())
         mine = [e for e in evidence if e.scenario == self.run_id]
         scenario_record = ScenarioRecord("lab", scenario, [step_record], mine, seconds=time.time() - self.started)

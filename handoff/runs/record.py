@@ -60,6 +60,7 @@ class StepRecord(msgspec.Struct):
     timed_out: bool = False
     faults: list[FaultRecord] = []
     stderr_tail: str = ""
+    notes: list[str] = []  # what the driver saw besides the worker's lines (a full disk, say)
     started_at: float = 0.0
     ended_at: float = 0.0
 

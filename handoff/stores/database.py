@@ -45,6 +45,9 @@ class Database:
         """SQL for the length of a text column in UTF-8 bytes."""
         raise NotImplementedError
 
+    def has_table(self, name: str) -> bool:
+        raise NotImplementedError
+
     def create_table(self, ddl: str) -> None:
         """Run a CREATE TABLE IF NOT EXISTS safely when several workers start at once
         (PostgreSQL's IF NOT EXISTS is not safe against a concurrent creator)."""
@@ -77,14 +80,24 @@ def _switch_to_wal(connection: sqlite3.Connection, attempts: int = 500) -> None:
 class SqliteDatabase(Database):
     placeholder = "?"
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, read_only: bool = False):
         self.url = f"sqlite:///{path}"
+        if read_only and not path.is_file():
+            raise UserError(f"no SQLite store at {path}: check the path (a store is made by a run that uses it)")
         try:
-            connection = sqlite3.connect(path, isolation_level=None, timeout=30)
+            if read_only:  # never create or change a file that is only being read
+                connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+            else:
+                connection = sqlite3.connect(path, isolation_level=None, timeout=30)
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()  # is it a database at all?
+            if not read_only:
+                _switch_to_wal(connection)
         except sqlite3.Error as error:
             raise UserError(f"cannot open the SQLite store {path}: {error}") from None
-        _switch_to_wal(connection)
         super().__init__(connection)
+
+    def has_table(self, name: str) -> bool:
+        return self.row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = {p}", (name,)) is not None
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -113,9 +126,13 @@ class PostgresDatabase(Database):
             connection = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as error:
             where = urlsplit(url)
+            place = f"{where.hostname}:{where.port or 5432}" if where.hostname else "its default local socket"
             cause = " ".join(str(error).split()) or type(error).__name__
-            raise UserError(f"cannot connect to PostgreSQL at {where.hostname}:{where.port or 5432}: {cause}") from None
+            raise UserError(f"cannot connect to PostgreSQL at {place}: {cause}") from None
         super().__init__(connection)
+
+    def has_table(self, name: str) -> bool:
+        return self.row("SELECT to_regclass({p}) IS NOT NULL", (name,))[0]
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -144,13 +161,14 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite://{path.resolve()}"
 
 
-def connect(url: str) -> Database:
-    """``postgresql://...`` / ``postgres://...`` or ``sqlite:///path`` (or a plain path)."""
+def connect(url: str, read_only: bool = False) -> Database:
+    """``postgresql://...`` / ``postgres://...`` or ``sqlite:///path`` (or a plain path).
+    ``read_only``: a SQLite file must exist already and is never written."""
     scheme = urlsplit(url).scheme
     if scheme in ("postgres", "postgresql"):
         return PostgresDatabase(url)
     if scheme == "sqlite":
-        return SqliteDatabase(Path(url.removeprefix("sqlite://")))
+        return SqliteDatabase(Path(url.removeprefix("sqlite://")), read_only)
     if scheme == "":
-        return SqliteDatabase(Path(url))
+        return SqliteDatabase(Path(url), read_only)
     raise UserError(f"store {url!r}: use postgresql://user@host:port/db, sqlite:///path/to/file.db, or a file path")

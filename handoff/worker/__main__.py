@@ -11,6 +11,7 @@ forked from the zygote, handoff/hosts/zygote.py, which calls the same :func:`mai
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import resource
 import sys
@@ -54,11 +55,13 @@ def main() -> int:
         ok = asyncio.run(Interpreter(spec, emit).run())
         emit(Finished(t=time.time(), ok=ok, cpu_s=cpu_seconds()))
     except Exception as error:
-        # The traceback goes to stderr, kept in the worker's log for whoever debugs it.
-        print(_without_secrets(traceback.format_exc(), spec), file=sys.stderr)
+        # The event goes first: stdout is a pipe, and the coordinator must hear the worker's
+        # last words even when its log file cannot be written (a full disk).
         message = " ".join(str(error).split()) or type(error).__name__
         emit(ActionFailed(t=time.time(), action="worker", message=_without_secrets(message, spec)[:400]))
         emit(Finished(t=time.time(), ok=False))
+        with contextlib.suppress(OSError):  # the traceback, for whoever debugs it
+            print(_without_secrets(traceback.format_exc(), spec), file=sys.stderr)
     return 0
 
 

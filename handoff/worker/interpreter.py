@@ -69,7 +69,7 @@ class Interpreter:
         self.runtime = self._new_runtime()
         if spec.guarded:
             self.sessions = GuardedSessions(self.runtime, self.store, spec.owner, hostname, f"{hostname}:{os.getpid()}",
-                                            spec.reuse)
+                                            spec.reuse, bytes.fromhex(spec.app_key))
         else:
             self.sessions = Sessions(self.runtime, self.store, spec.owner, hostname)
 
@@ -94,7 +94,7 @@ class Interpreter:
         finally:
             await self.runtime.stop()
         if self.session_id:
-            self.emit(report(self.session_id, self.store.events_text(self.session_id)))
+            self.emit(report(self.session_id, self.store.events_log(self.session_id)))
         self.store.close()
         return ok
 
@@ -119,6 +119,12 @@ class Interpreter:
         return True
 
     # -- opening, finding and closing sessions (through self.sessions) -------------------
+
+    async def _mint(self) -> None:
+        self.session_id = self.sessions.mint(None)
+
+    async def _mint_for_key(self) -> None:
+        self.session_id = self.sessions.mint(self.session_id)
 
     async def _create(self) -> dict | None:
         self.session, self.session_id, reused = await self.sessions.create(self.session_id)

@@ -12,12 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from handoff.guard.gate import Gate
+from handoff.guard.ids import Minter
 from handoff.worker.sdk import Runtime, StoredSession
 from handoff.worker.store import DatabaseStore, HomeStore
 
 
 class Sessions:
     """The raw SDK: any id is opened, listed and described for anyone who asks."""
+
+    def mint(self, business_key: str | None) -> str:
+        raise LookupError("minting ids is part of the guarded path: set `guarded = true` on the step")
 
     def __init__(self, runtime: Runtime, store: HomeStore | DatabaseStore, owner: str, hostname: str):
         self.runtime = runtime
@@ -63,12 +67,20 @@ class GuardedSessions(Sessions):
     """Every call checked by the gate first: ids at create, owners, receipts, leases."""
 
     def __init__(self, runtime: Runtime, store: HomeStore | DatabaseStore, owner: str, hostname: str, holder: str,
-                 reuse: bool):
+                 reuse: bool, app_key: bytes):
         super().__init__(runtime, store, owner, hostname)
         if self.registry is None:
             raise LookupError("a guarded step needs a registry (a database store or a registry file)")
+        if not app_key:
+            raise LookupError("a guarded step needs the app's key for minting ids (the coordinator gives it)")
         self.holder = holder
-        self.gate = Gate(self.registry, owner, holder, reuse)
+        self.minter = Minter(app_key, owner)
+        self.gate = Gate(self.registry, self.minter, holder, reuse)
+
+    def mint(self, business_key: str | None) -> str:
+        """A new id (None), or the id of the app's case ``business_key``: either way bound
+        to this owner, and the only kind of id a guarded create accepts."""
+        return self.minter.new() if business_key is None else self.minter.for_key(business_key)
 
     async def create(self, session_id: str | None) -> tuple[Any, str, bool]:
         if session_id is not None and self.gate.admit_create(session_id):
@@ -80,8 +92,8 @@ class GuardedSessions(Sessions):
 
     async def resume(self, session_id: str, runtime: Runtime | None = None) -> Any:
         # A second runtime in this worker is a second writer: it holds no lease of its own.
-        gate = self.gate if runtime is None else Gate(self.registry, self.owner, f"{self.holder}:second")
-        gate.admit_resume(session_id, self.store.events_text(session_id))
+        gate = self.gate if runtime is None else Gate(self.registry, self.minter, f"{self.holder}:second")
+        gate.admit_resume(session_id, self.store.events_log(session_id))
         if runtime is None:
             self.gate.keep_lease(session_id)
         return await super().resume(session_id, runtime)
@@ -100,4 +112,4 @@ class GuardedSessions(Sessions):
 
     async def close(self, session: Any, session_id: str | None) -> None:
         await super().close(session, session_id)
-        self.gate.closed(session_id, self.store.events_text(session_id))
+        self.gate.closed(session_id, self.store.events_log(session_id))

@@ -5,8 +5,9 @@
 * :class:`DatabaseStore` — a database reached through the SDK's SessionFs provider, with
   the registry in the same database.
 
-Either way the worker reads a session's event log through :meth:`events_text`, exactly
-as stored, for its own evidence and for the guard's receipts.
+Either way the worker reads a session's event log through :meth:`events_log`: its exact
+bytes, as stored, for its own evidence and for the guard's receipts (text decoding or
+newline translation would let a changed log look unchanged).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Callable
 
 from handoff.eventlog import events_path
 from handoff.registry import Registry
+from handoff.session_ids import safe_id
 from handoff.stores.database import connect
 from handoff.stores.files import SessionFiles
 
@@ -28,9 +30,11 @@ class HomeStore:
         self._database = connect(registry_url) if registry_url else None
         self.registry = Registry(self._database) if self._database else None
 
-    def events_text(self, session_id: str) -> str | None:
+    def events_log(self, session_id: str) -> bytes | None:
+        if not safe_id(session_id):
+            return None  # not a name the runtime would have made a directory of
         path = events_path(self.home, session_id)
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        return path.read_bytes() if path.is_file() else None
 
     def close(self) -> None:
         if self._database:
@@ -52,8 +56,9 @@ class DatabaseStore:
             self._files[session_id] = SessionFiles(self.database, session_id, self.home)
         return self._files[session_id]
 
-    def events_text(self, session_id: str) -> str | None:
-        return self.files(session_id).read_events()
+    def events_log(self, session_id: str) -> bytes | None:
+        text = self.files(session_id).read_events()
+        return None if text is None else text.encode("utf-8", errors="surrogateescape")
 
     def close(self) -> None:
         self.database.close()

@@ -90,7 +90,7 @@ def test_unknown_host_name_is_bad_input():
 def test_malformed_host_url_is_bad_input():
     result = runner.invoke(app, ["run", "cross-machine-ssh", "--host", "b=http://machine"])
     assert result.exit_code == 2
-    assert "expected ssh://user@machine" in result.output
+    assert "--host b=http://machine: the scheme must be ssh; expected e.g. ssh://user@machine" in result.output
 
 
 @pytest.mark.e2e

@@ -297,3 +297,13 @@ def test_interrupt_mid_turn_stops_everything(tmp_path, signal_number):
             process.kill()
     assert process.returncode == 130, stderr
     assert stderr.strip() == "error: interrupted; the witness model and the runtime were stopped"
+
+
+def test_a_secret_shaped_id_is_accepted_as_the_raw_sdk_would_but_never_printed(tmp_path):
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    done = lab(tmp_path, "--session-id", token)
+    assert done.returncode == 0, done.stderr
+    assert token not in done.stdout + done.stderr
+    assert "Session id: (not shown: it looks like a GitHub token)" in done.stdout
+    assert "warning: the --session-id given looks like a GitHub token" in done.stderr
+    assert (tmp_path / "session-state" / token).is_dir()  # the raw runtime did store it under that name

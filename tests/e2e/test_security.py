@@ -29,8 +29,30 @@ def test_denial_does_not_say_whether_the_id_exists(default_matrix):
 def test_secret_in_id_is_refused_without_echoing_it(default_matrix):
     steps = default_matrix.steps("secret-in-id")
     message = _refusal(steps["guarded"])
-    assert "phone number" in message and steps["guarded"].record.session_id not in message
+    assert "was not minted for you" in message and "phone number" in message
+    assert steps["guarded"].record.session_id not in message
     assert steps["raw"].finished and steps["raw"].turns[0].answer == "OK"
+
+
+def test_an_id_minted_from_the_phone_number_carries_none_of_it(default_matrix):
+    minted = default_matrix.steps("secret-in-id")["minted"]
+    assert minted.reported_session_id.startswith("hs-")
+    assert not any(character.isdigit() for character in minted.reported_session_id)
+    assert "At Risk" in minted.turns[-1].answer
+
+
+def test_bob_learns_nothing_from_creating_alices_id(default_matrix):
+    steps = default_matrix.steps("existence-oracle")
+    assert _refusal(steps["bob-alices-id"]) == _refusal(steps["bob-unused-id"])
+    assert not steps["bob-alices-id"].turns and not steps["bob-unused-id"].turns
+    assert "At Risk" not in steps["bob-own-id"].turns[0].answer
+
+
+def test_a_guarded_most_recent_shows_bob_nothing_and_his_raw_turn_is_caught_later(default_matrix):
+    steps = default_matrix.steps("foreign-most-recent")
+    assert "no sessions to resume" in steps["bob-guarded"].failures[0].message
+    assert "At Risk" in steps["bob-raw"].turns[0].answer
+    assert "extended without a receipt" in _refusal(steps["alice-again"])
 
 
 def test_concurrent_resume_forks_raw_and_not_guarded(default_matrix):
@@ -41,7 +63,7 @@ def test_concurrent_resume_forks_raw_and_not_guarded(default_matrix):
     assert raw_log.branch_points >= 1 and raw_log.resumes >= 2
     assert len(steps["raw"].turns) == 2  # both runtimes answered
     assert "lease" in _refusal(steps["guarded"])
-    assert steps["guarded"].eventlog.branch_points == raw_log.branch_points  # no new fork
+    assert steps["guarded"].eventlog.branch_points == 0  # the guarded session's log did not fork
 
 
 def test_tampered_log_is_trusted_raw_and_refused_guarded(default_matrix):

@@ -1,0 +1,104 @@
+"""Every bad input gets one clear line and exit code 2, before anything starts: no
+traceback, nothing created (processes, namespaces, links, run directories)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from handoff import leftovers
+from handoff.cli import app
+
+SCENARIO = """title = "t"
+proves = "p"
+does_not_prove = "d"
+{top}
+[[steps]]
+name = "A"
+actions = ["create", "tell", "close"]
+{step}
+[[steps]]
+name = "B"
+actions = ["resume", "ask", "close"]
+expect = "kept"
+"""
+
+
+def scenario_file(tmp_path: Path, top: str = "", step: str = "", raw: bytes | None = None) -> str:
+    path = tmp_path / "bad.toml"
+    path.write_bytes(raw if raw is not None else SCENARIO.format(top=top, step=step).encode())
+    return str(path)
+
+
+def non_empty(tmp_path: Path) -> str:
+    (tmp_path / "kept").mkdir(exist_ok=True)
+    (tmp_path / "kept" / "something").write_text("x")
+    return str(tmp_path / "kept")
+
+
+# (arguments given the test's tmp_path, a piece of the message that names the input)
+CASES = {
+    "empty fact": (lambda t: ["run", "same-process", "--fact", " "], "--fact must not be empty"),
+    "fact the witness says itself": (lambda t: ["run", "same-process", "--fact", "nothing"], "--fact 'nothing'"),
+    "topic with a line break": (lambda t: ["run", "same-process", "--topic", "a\nb"], "--topic: must be one line"),
+    "jobs 0": (lambda t: ["run", "same-process", "--jobs", "0"], "--jobs"),
+    "store port out of range": (lambda t: ["run", "cross-process-postgres", "--store", "postgresql://h:99999/db"],
+                                "port is out of range"),
+    "store with a broken IPv6 address": (lambda t: ["run", "cross-process-postgres", "--store", "postgresql://[::1/db"],
+                                         "--store"),
+    "store of another kind": (lambda t: ["run", "cross-process-postgres", "--store", "mysql://h/db"],
+                              "the scheme must be postgres or postgresql"),
+    "ssh host port out of range": (lambda t: ["run", "cross-machine-ssh", "--host", "b=ssh://root@h:99999"],
+                                   "port is out of range"),
+    "ssh host port not a number": (lambda t: ["run", "cross-machine-ssh", "--host", "b=ssh://root@h:22x"],
+                                   "port is not a number"),
+    "ssh host broken IPv6": (lambda t: ["run", "cross-machine-ssh", "--host", "b=ssh://root@[fe80::1"], "--host b="),
+    "provider url port out of range": (lambda t: ["run", "cross-process", "--backend", "openai-compatible", "--model",
+                                                  "m", "--provider-url", "http://localhost:99999/v1"],
+                                       "port is out of range"),
+    "json is a directory": (lambda t: ["run", "same-process", "--json", str(t)], "is a directory"),
+    "json in a missing directory": (lambda t: ["run", "same-process", "--json", str(t / "no" / "r.json")],
+                                    "does not exist"),
+    "keep a non-empty directory": (lambda t: ["run", "same-process", "--keep", non_empty(t)], "is not empty"),
+    "keep a file": (lambda t: ["run", "same-process", "--keep", scenario_file(t)], "is not a directory"),
+    "runs dir is a file": (lambda t: ["run", "same-process", "--runs-dir", scenario_file(t)], "is not a directory"),
+    "unknown scenario": (lambda t: ["run", "no-such-scenario"], "unknown scenario 'no-such-scenario'"),
+    "scenario not UTF-8": (lambda t: ["run", scenario_file(t, raw=b'title = "\xff"\n')], "is not UTF-8"),
+    "scenario with a BOM": (lambda t: ["run", scenario_file(t, raw=b"\xef\xbb\xbf" + SCENARIO.encode())],
+                            "byte order mark"),
+    "wait inf": (lambda t: ["run", scenario_file(t, step="wait = inf")], "field 'wait' must be a number"),
+    "wait 1e308": (lambda t: ["run", scenario_file(t, step="wait = 1e308")], "field 'wait' must be a number"),
+    "wait negative": (lambda t: ["run", scenario_file(t, step="wait = -5")], "field 'wait' must be a number"),
+    "wait nan": (lambda t: ["run", scenario_file(t, step="wait = nan")], "field 'wait' must be a number"),
+    "order huge": (lambda t: ["run", scenario_file(t, top="order = 1000000000")], "field 'order'"),
+    "session id that is a path": (lambda t: ["run", scenario_file(t, top='session_id = "../../tmp/x/escape"')],
+                                  "field 'session_id' must be"),
+    "principal with a space": (lambda t: ["run", scenario_file(t, step='principal = "a b"')], "field 'principal'"),
+    "host name with a slash": (lambda t: ["run", scenario_file(t, top='[hosts]\n"a/b" = "namespace"')], "hosts:"),
+    "witness port out of range": (lambda t: ["witness", "--port", "99999"], "--port"),
+    "witness evidence is a directory": (lambda t: ["witness", "--evidence", str(t)], "--evidence"),
+    "sessions of a file that is not a database": (lambda t: ["sessions", "list", "--store", "sqlite:///etc/passwd"],
+                                                  "cannot open the SQLite store /etc/passwd"),
+    "sessions of a store that is not there": (lambda t: ["sessions", "list", "--store", f"sqlite:///{t}/typo.db"],
+                                              "no SQLite store at"),
+    "lab id that is a path": (lambda t: ["lab", "--home", str(t), "--session-id", "../x"], "--session-id: an id is"),
+    "lab fact the witness says itself": (lambda t: ["lab", "--home", str(t), "--fact", "nothing"], "--fact 'nothing'"),
+    "report of no such run": (lambda t: ["report", "nope", "--runs-dir", str(t)], "no stored run"),
+    "report in an unknown format": (lambda t: ["report", "--format", "xml", "--runs-dir", str(t)], "--format xml"),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, case):
+    arguments, says = CASES[case]
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"{leftovers.RUN_DIR_PREFIX}*"))
+    result = CliRunner().invoke(app, arguments(tmp_path))
+    assert result.exit_code == 2, result.output
+    assert says in result.output
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"{leftovers.RUN_DIR_PREFIX}*")) == before
+    assert leftovers.find(of=os.getpid()) == []
+    assert not (tmp_path / "typo.db").exists()

@@ -1,0 +1,107 @@
+"""The gate on a real SQLite registry: owners, minted ids, receipts, leases, listings."""
+
+import json
+
+import pytest
+
+from handoff.guard.gate import DENIED, EXISTS, Gate, Refused
+from handoff.guard.ids import Minter
+from handoff.guard.receipt import Receipt
+from handoff.registry import Registry
+from handoff.stores.database import connect
+
+KEY = b"app key " * 4
+LOG = b"".join(json.dumps({"id": str(n), "type": "event"}).encode() + b"\n" for n in range(4))
+
+
+@pytest.fixture
+def registry(tmp_path):
+    database = connect(f"sqlite:///{tmp_path / 'registry.db'}")
+    yield Registry(database)
+    database.close()
+
+
+def gate(registry, owner="alice", holder=None, reuse=False) -> Gate:
+    return Gate(registry, Minter(KEY, owner), holder or f"{owner}-worker", reuse)
+
+
+def created(registry, owner="alice") -> str:
+    """A session the owner created and closed with a receipt for LOG."""
+    mine = gate(registry, owner)
+    session_id = mine.minter.new()
+    assert mine.admit_create(session_id) is False
+    registry.created(session_id, owner, "h", "1.0.102")
+    mine.take_lease(session_id)
+    mine.closed(session_id, LOG)
+    return session_id
+
+
+def refusal(call) -> str:
+    with pytest.raises(Refused) as refused:
+        call()
+    return str(refused.value)
+
+
+def test_the_owner_resumes_her_closed_session(registry):
+    session_id = created(registry)
+    gate(registry).admit_resume(session_id, LOG)
+
+
+@pytest.mark.parametrize("call", ["admit", "admit_resume"])
+def test_bob_gets_the_same_words_for_alices_id_and_for_one_that_does_not_exist(registry, call):
+    alices = created(registry)
+    bob = gate(registry, "bob")
+    never_created = bob.minter.new()  # minted for bob even: it names no session of his
+    args = (LOG,) if call == "admit_resume" else ()
+    assert refusal(lambda: getattr(bob, call)(alices, *args)) == DENIED
+    assert refusal(lambda: getattr(bob, call)(never_created, *args)) == DENIED
+    assert refusal(lambda: getattr(bob, call)("handoff-0123456789abcdef", *args)) == DENIED
+
+
+def test_a_create_of_someone_elses_id_or_of_an_unminted_one_is_refused_alike(registry):
+    alices = created(registry)
+    bob = gate(registry, "bob")
+    assert refusal(lambda: bob.admit_create(alices)) == refusal(lambda: bob.admit_create("analyst-demo"))
+    assert bob.admit_create(bob.minter.new()) is False  # his own new id
+
+
+def test_creating_her_own_existing_id_is_refused_unless_reused(registry):
+    session_id = created(registry)
+    assert refusal(lambda: gate(registry).admit_create(session_id)) == EXISTS
+    assert gate(registry, reuse=True).admit_create(session_id) is True
+
+
+@pytest.mark.parametrize("index", [0, 3])
+def test_a_log_edited_at_its_first_or_last_event_is_refused(registry, index):
+    session_id = created(registry)
+    lines = LOG.split(b"\n")
+    lines[index] = lines[index].replace(b"event", b"evenT")
+    assert f"edited: event {index + 1} of 4" in refusal(lambda: gate(registry).admit_resume(session_id, b"\n".join(lines)))
+
+
+def test_an_unreadable_receipt_refuses_the_resume(registry):
+    session_id = created(registry)
+    registry.record_receipt(session_id, "{not a receipt")
+    assert "receipt cannot be checked" in refusal(lambda: gate(registry).admit_resume(session_id, LOG))
+
+
+def test_a_second_writer_is_refused_while_the_lease_is_held(registry):
+    session_id = created(registry)
+    gate(registry, holder="first").admit_resume(session_id, LOG)
+    assert "lease" in refusal(lambda: gate(registry, holder="second").admit_resume(session_id, LOG))
+
+
+def test_only_the_lease_holder_writes_the_receipt(registry):
+    session_id = created(registry)
+    gate(registry, holder="first").admit_resume(session_id, LOG)
+    stored = registry.receipt_of(session_id)
+    assert "no receipt was written" in refusal(lambda: gate(registry, holder="second").closed(session_id, LOG + b"{}\n"))
+    assert refusal(lambda: gate(registry, "bob").closed(session_id, LOG + b"{}\n")) == DENIED
+    assert registry.receipt_of(session_id) == stored
+    assert Receipt.from_json(stored).event_count == 4
+
+
+def test_a_guarded_listing_shows_only_the_callers_own_sessions(registry):
+    alices, bobs = created(registry), created(registry, "bob")
+    assert gate(registry).visible([alices, bobs, "handoff-0123456789abcdef"]) == [alices]
+    assert gate(registry, "bob").visible([alices, bobs]) == [bobs]

@@ -1,0 +1,110 @@
+"""Properties that must hold for any input, checked with Hypothesis: the scenario loader
+raises nothing but its own error, the id policy admits nothing secret-shaped, the
+event-log reader never fails, and a receipt notices every byte that changed."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from handoff.errors import UserError
+from handoff.eventlog import parse_events
+from handoff.guard.ids import MINTED, Minter, secret_shape
+from handoff.guard.receipt import Receipt, changes_since
+from handoff.scenario import load
+
+FIELDS = ["title", "proves", "does_not_prove", "order", "session_id", "store", "hosts", "steps", "name", "actions",
+          "home", "session", "host", "crash", "principal", "guarded", "reuse", "wait", "tamper", "forked", "expect",
+          "closed_before_resume", "provider", "x"]
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
+    | st.sampled_from(["create", "tell", "ask", "close", "resume", "hold", "kept", "namespace", "local", "../x"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+def toml_value(value) -> str:
+    if value is None:
+        return '""'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value).replace("inf", "inf").replace("nan", "nan")
+    if isinstance(value, (int, str)):
+        return json.dumps(value) if isinstance(value, str) else str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(top=st.dictionaries(st.sampled_from(FIELDS), VALUES, max_size=8))
+def test_the_loader_raises_only_its_own_error(tmp_path, top):
+    path = tmp_path / "generated.toml"
+    path.write_text("\n".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in top.items()), encoding="utf-8")
+    try:
+        load(path)
+    except UserError:
+        pass
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=300))
+def test_the_loader_survives_any_bytes(tmp_path, data):
+    path = tmp_path / "generated.toml"
+    path.write_bytes(data)
+    try:
+        load(path)
+    except UserError:
+        pass
+
+
+SECRET_SHAPES = [re.compile(r"\d{12,}"), re.compile(r"@"), re.compile(r"gh[pousr]_"), re.compile(r"sk-"),
+                 re.compile(r"eyJ")]
+
+
+@given(key=st.binary(min_size=16, max_size=64), owner=st.text(min_size=1, max_size=30),
+       business=st.none() | st.text(max_size=80))
+def test_every_id_the_guarded_path_admits_is_opaque(key, owner, business):
+    minter = Minter(key, owner)
+    minted = minter.new() if business is None else minter.for_key(business)
+    assert MINTED.fullmatch(minted) and minter.minted_for_me(minted)
+    assert secret_shape(minted) is None
+    assert not any(shape.search(minted) for shape in SECRET_SHAPES)
+    assert not any(character.isdigit() for character in minted)
+
+
+@given(text=st.text(max_size=80))
+def test_an_admitted_id_is_a_minted_one(text):
+    """Nothing a caller makes up passes for a minted id, whatever it looks like."""
+    minter = Minter(b"k" * 32, "alice")
+    assert not minter.minted_for_me(text) or MINTED.fullmatch(text)
+
+
+@given(data=st.binary(max_size=2000))
+def test_the_event_log_reader_never_fails(data):
+    events, unreadable = parse_events(data)
+    assert all(isinstance(event, dict) for event in events)
+    assert unreadable >= 0
+
+
+CLOSED_LOG = b"".join(json.dumps({"id": str(n), "parentId": str(n - 1), "type": "t", "data": {"text": "x" * n}}).encode()
+                      + b"\n" for n in range(8))
+
+
+@given(position=st.integers(0, len(CLOSED_LOG) - 1), byte=st.integers(0, 255), mode=st.sampled_from(["set", "insert",
+                                                                                                      "delete"]))
+def test_any_byte_edit_of_a_closed_log_is_refused_or_changes_nothing(position, byte, mode):
+    receipt = Receipt.of(CLOSED_LOG)
+    edited = bytearray(CLOSED_LOG)
+    if mode == "set":
+        edited[position] = byte
+    elif mode == "insert":
+        edited.insert(position, byte)
+    else:
+        del edited[position]
+    change = changes_since(receipt, bytes(edited))
+    assert (change is None) == (bytes(edited) == CLOSED_LOG)
