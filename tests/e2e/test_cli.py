@@ -183,3 +183,15 @@ def test_a_stored_run_reports_again_byte_for_byte_as_it_ran(tmp_path):
     again = handoff("report", run_id)
     assert (again.returncode, again.stdout) == (0, ran.stdout)
     assert run_id in handoff("runs").stdout
+
+
+@pytest.mark.e2e
+def test_keep_copies_the_runs_files_but_no_socket_and_leaves_no_run_directory(tmp_path):
+    kept = tmp_path / "kept"
+    before = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("handoff-run-")}
+    result = runner.invoke(app, ["run", "same-process", "--keep", str(kept)])
+    assert result.exit_code == 0, result.output
+    assert (kept / "witness-evidence.jsonl").is_file() and (kept / "same-process" / "home-shared").is_dir()
+    assert not (kept / "zygote.sock").exists()
+    after = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("handoff-run-")}
+    assert after == before
