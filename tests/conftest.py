@@ -23,3 +23,12 @@ def runs_dir_of_this_test_session():
                 os.environ.pop("HANDOFF_RUNS_DIR", None)
             else:
                 os.environ["HANDOFF_RUNS_DIR"] = previous
+
+
+# Hypothesis: no deadlines (a wall-clock limit inside a test fails on a busy machine and
+# proves nothing; speed is measured by `make bench`), and a fixed derandomised seed in CI
+# so a run there can be repeated exactly.
+from hypothesis import settings as hypothesis_settings  # noqa: E402
+
+hypothesis_settings.register_profile("handoff", deadline=None, derandomize=bool(os.environ.get("CI")))
+hypothesis_settings.load_profile("handoff")

@@ -67,8 +67,8 @@ def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backen
                              tuple(turns), skipped=record.skipped, crashed=record.crashed)
 
 
-def step_facts(step: StepRecord, view: StepEvents | None = None) -> StepFacts:
-    view = view or step.view()
+def step_facts(step: StepRecord, view: StepEvents) -> StepFacts:
+    """What one step's worker said, from its events decoded once (``step.view()``)."""
     return StepFacts(
         step=step.step, host=step.host, home=step.home, store=step.store, ready=view.ready, eventlog=view.eventlog,
         actions=tuple(view.actions), failures=tuple(view.failures), holding=view.holding, faults=tuple(step.faults),

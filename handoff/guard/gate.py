@@ -36,7 +36,7 @@ class Refused(Exception):
 
 
 class Gate:
-    def __init__(self, registry: Registry, minter: Minter, holder: str, reuse: bool = False):
+    def __init__(self, registry: Registry, minter: Minter, holder: str, reuse: bool):
         self.registry = registry
         self.minter = minter
         self.principal = minter.owner

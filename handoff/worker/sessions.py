@@ -92,7 +92,7 @@ class GuardedSessions(Sessions):
 
     async def resume(self, session_id: str, runtime: Runtime | None = None) -> Any:
         # A second runtime in this worker is a second writer: it holds no lease of its own.
-        gate = self.gate if runtime is None else Gate(self.registry, self.minter, f"{self.holder}:second")
+        gate = self.gate if runtime is None else Gate(self.registry, self.minter, f"{self.holder}:second", reuse=False)
         gate.admit_resume(session_id, self.store.events_log(session_id))
         if runtime is None:
             self.gate.keep_lease(session_id)

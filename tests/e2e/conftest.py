@@ -25,7 +25,10 @@ from handoff.hosts.base import USER_DIRS
 from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
 
-OTHER_FACT = Fact("Champions", "customer tier")
+# Quotes, a backslash, spaces and a non-ASCII letter: every way a value can be escaped on
+# its way through the prompt, the runtime's JSON log and the witness (the tamper fault once
+# searched the log for the unescaped value and silently changed nothing).
+OTHER_FACT = Fact('O\'Brien "VIP" \\ Großkunden', "customer tier")
 
 
 def handoff_processes() -> list[psutil.Process]:

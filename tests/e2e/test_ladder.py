@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from handoff import scenario
-from handoff.fact import Fact
+from handoff.fact import Fact, quote
+from handoff.faults import TAMPERED_VALUE
+from handoff.witness.answer import RECALLED
 
 from handoff.checker.verdicts import Verdict
 from tests.e2e.conftest import OTHER_FACT, dead_runtime_markers, handoff_processes
@@ -28,10 +30,17 @@ def test_another_fact_gives_the_same_verdicts(default_matrix, other_fact_matrix,
 
 
 def test_kept_answers_carry_the_fact_that_was_told(other_fact_matrix):
+    """Exactly the witness's recall sentence, the value quoted as the prompt quoted it."""
     kept = [turn for turn in other_fact_matrix.turns() if turn.verdict == Verdict.KEPT]
     assert kept
     for turn in kept:
-        assert OTHER_FACT.value in turn.answer and Fact().value not in turn.answer
+        assert turn.answer == RECALLED.format(topic=OTHER_FACT.topic, value=quote(OTHER_FACT.value))
+        assert Fact().value not in turn.answer
+
+
+def test_the_tampered_fact_is_the_one_the_witness_answers_with(other_fact_matrix):
+    raw = other_fact_matrix.steps("tamper")["raw"]
+    assert raw.turns[0].answer == RECALLED.format(topic=OTHER_FACT.topic, value=TAMPERED_VALUE)
 
 
 def test_cross_process_ran_in_two_processes_with_their_own_runtimes(default_matrix):

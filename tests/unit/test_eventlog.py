@@ -20,6 +20,7 @@ def test_resume_after_shutdown_was_closed_before():
     summary = summarize(events)
     assert summary.resumes == (Resume(event_count=3, already_in_use=False, closed_before=True),)
     assert summary.last_resume.closed_before is True
+    assert summary.unreadable_lines == 0  # none were given
 
 
 def test_resume_without_shutdown_was_not_closed_before():

@@ -58,3 +58,7 @@ def test_is_in_is_false_without_the_value(answer):
 
 def test_is_in_does_not_match_inside_another_word():
     assert not Fact("Art").is_in("We started over.")
+
+
+def test_unquote_undoes_an_escaped_line_break_too():
+    assert unquote("a\\\nb") == "a\nb"

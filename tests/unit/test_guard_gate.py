@@ -105,3 +105,67 @@ def test_a_guarded_listing_shows_only_the_callers_own_sessions(registry):
     alices, bobs = created(registry), created(registry, "bob")
     assert gate(registry).visible([alices, bobs, "handoff-0123456789abcdef"]) == [alices]
     assert gate(registry, "bob").visible([alices, bobs]) == [bobs]
+
+
+def test_the_refusals_say_exactly_why(registry):
+    session_id = created(registry)
+    assert refusal(lambda: gate(registry).admit_create("analyst-demo")) == (
+        "session id refused: it was not minted for you by the app (the guarded path accepts only hs- and 40 letters g-v)")
+    gate(registry, holder="first").admit_resume(session_id, LOG)
+    assert refusal(lambda: gate(registry, holder="second").take_lease(session_id)) == (
+        "another writer holds this session's lease: resume refused")
+    assert refusal(lambda: gate(registry, holder="second").closed(session_id, LOG)) == (
+        "this writer no longer holds the session's lease: no receipt was written")
+
+
+def test_a_registry_that_names_another_owner_for_her_own_minted_id_is_denied(registry):
+    """Only a tampered registry can say so; the gate refuses rather than trust either side."""
+    alice = gate(registry)
+    session_id = alice.minter.new()
+    registry.created(session_id, "bob", "h", "1.0.102")
+    assert refusal(lambda: alice.admit_create(session_id)) == DENIED
+    assert refusal(lambda: gate(registry, reuse=True).admit_create(session_id)) == DENIED
+
+
+def test_a_missing_log_after_a_receipt_is_a_rollback(registry):
+    session_id = created(registry)
+    assert "truncated or rolled back: 4 of 4 events are gone" in refusal(
+        lambda: gate(registry).admit_resume(session_id, None))
+
+
+def test_a_close_with_no_log_leaves_a_receipt_for_an_empty_one(registry):
+    mine = gate(registry)
+    session_id = mine.minter.new()
+    registry.created(session_id, "alice", "h", "1.0.102")
+    mine.take_lease(session_id)
+    mine.closed(session_id, None)
+    gate(registry).admit_resume(session_id, b"")
+
+
+def test_a_session_she_made_raw_is_not_in_her_guarded_listing(registry):
+    registry.created("handoff-0123456789abcdef", "alice", "h", "1.0.102")  # owned, but never minted
+    assert gate(registry).visible(["handoff-0123456789abcdef"]) == []
+
+
+def test_the_lease_is_renewed_while_open_and_renewal_stops_at_close(registry, monkeypatch):
+    import asyncio
+
+    from handoff.guard import gate as gates
+
+    monkeypatch.setattr(gates, "LEASE_SECONDS", 0.15)
+    session_id = created(registry)
+
+    async def hold_then_close() -> tuple[float, float, object]:
+        mine = gate(registry, holder="keeper")
+        mine.admit_resume(session_id, LOG)
+        taken = registry.lease_holder(session_id)[1]
+        mine.keep_lease(session_id)
+        await asyncio.sleep(0.25)  # past the first lease: only a renewal keeps it
+        renewed = registry.lease_holder(session_id)[1]
+        mine.closed(session_id, LOG)
+        await asyncio.sleep(0.12)  # a renewal that were still running would take the lease back
+        return taken, renewed, registry.lease_holder(session_id)
+
+    taken, renewed, after_close = asyncio.run(hold_then_close())
+    assert renewed > taken
+    assert after_close is None

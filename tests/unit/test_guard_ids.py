@@ -85,3 +85,18 @@ def test_the_refusal_of_a_foreign_id_and_of_an_unused_one_is_the_same():
     assert str(not_minted(alice.new())) == str(not_minted("handoff-0123456789abcdef"))
     assert str(not_minted("cust-4155550123")).endswith("; it also contains a phone number")
     assert bob.new() not in str(not_minted(bob.new()))
+
+
+def test_different_cases_get_different_ids():
+    alice = Minter(b"k" * 32, "alice")
+    assert alice.for_key("acme-case-1001") != alice.for_key("acme-case-1002")
+
+
+def test_a_safe_id_is_shown_as_it_is():
+    assert shown("analyst-demo") == "analyst-demo"
+    assert shown("cust-4155550123") == "(not shown: it contains a phone number)"
+
+
+def test_a_refusal_without_a_shape_says_nothing_more():
+    assert str(not_minted("analyst-demo")) == (
+        "session id refused: it was not minted for you by the app (the guarded path accepts only hs- and 40 letters g-v)")

@@ -73,3 +73,15 @@ def test_a_missing_final_newline_is_a_change():
     run into the last event."""
     assert changes_since(Receipt.of(LOG), LOG[:-1]) == (
         "edited: the events are the same but the log's bytes are not (its final line ending)")
+
+
+def test_an_unreadable_receipt_says_what_is_wrong():
+    with pytest.raises(ReceiptUnreadable, match=r"^the stored receipt cannot be read \(JSONDecodeError\)$"):
+        Receipt.from_json("{")
+    good = Receipt.of(LOG)
+    wrong_count = json.dumps({"event_count": 5, "links": list(good.links), "digest": good.digest})
+    with pytest.raises(ReceiptUnreadable, match=r"^the stored receipt is not consistent with itself$"):
+        Receipt.from_json(wrong_count)
+    not_a_hash = json.dumps({"event_count": 6, "links": [list(range(64))] + list(good.links[1:]), "digest": good.digest})
+    with pytest.raises(ReceiptUnreadable):
+        Receipt.from_json(not_a_hash)

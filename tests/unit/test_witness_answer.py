@@ -5,7 +5,8 @@ from urllib.parse import quote as url_quote
 import pytest
 
 from handoff.fact import Fact
-from handoff.witness.answer import NOT_KNOWN, OFF_SCRIPT, reply_to
+from handoff.fact import quote
+from handoff.witness.answer import NOT_KNOWN, OFF_SCRIPT, RECALLED, Reply, message_text, reply_to
 from handoff.witness.server import FACT_HEADER, TAG_HEADERS, EvidenceLog, read_evidence, witness
 
 FACT = Fact()
@@ -71,8 +72,8 @@ def test_the_latest_value_wins():
 def test_awkward_values_round_trip_into_the_reply(value):
     fact = Fact(value, "surname")
     reply = reply_to(told_then_asked(fact))
-    assert reply.kind == "recalled"
-    assert fact.is_in(reply.text)
+    # exactly the recall sentence, the value quoted as the prompt quoted it
+    assert reply == Reply(RECALLED.format(topic="surname", value=quote(value)), "recalled")
 
 
 def test_content_as_a_list_of_text_parts():
@@ -90,7 +91,18 @@ def test_only_the_user_can_state_the_fact(speaker):
 
 @pytest.mark.parametrize("messages", [[], [system(FACT.question_prompt)], [assistant(FACT.question_prompt)]])
 def test_no_user_message_is_off_script(messages):
-    assert reply_to(messages).kind == "off-script"
+    assert reply_to(messages) == Reply(OFF_SCRIPT, "off-script")
+
+
+@pytest.mark.parametrize("content, text", [
+    ("plain", "plain"),
+    ([{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "text"}, "stray", {"type": "text", "text": "b"}],
+     "a\n\nb"),
+    (None, ""),
+    (42, ""),
+])
+def test_message_text_takes_the_text_parts_only(content, text):
+    assert message_text({"role": "user", "content": content}) == text
 
 
 def test_anything_else_is_off_script():

@@ -1,0 +1,87 @@
+"""Write MUTATION.md from mutmut's results: the score per module of the verdict core and
+every surviving mutant, with the reason it is equivalent (tests/mutation_equivalents.toml).
+
+Exit 1 when a survivor has no reason, when mutants were left unchecked, or when the
+score is under the goal: a new survivor is either a missing test or an equivalent mutant
+someone has to explain.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTMUT = str(Path(sys.executable).with_name("mutmut"))
+GOAL = 0.90
+
+
+def statuses() -> dict[str, str]:
+    done = subprocess.run([MUTMUT, "results", "--all", "true"], capture_output=True, text=True, cwd=ROOT, check=True)
+    found = {}
+    for line in done.stdout.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if name:
+            found[name] = status
+    return found
+
+
+def diff(name: str) -> str:
+    shown = subprocess.run([MUTMUT, "show", name], capture_output=True, text=True, cwd=ROOT).stdout
+    return "\n".join(line for line in shown.splitlines()
+                     if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
+
+
+def module(name: str) -> str:
+    return name.split(".x", 1)[0]
+
+
+def main() -> int:
+    results = statuses()
+    reasons = {entry["mutant"]: entry["reason"]
+               for entry in tomllib.loads((ROOT / "tests" / "mutation_equivalents.toml").read_text())["equivalent"]}
+    by_module: dict[str, Counter] = defaultdict(Counter)
+    for name, status in results.items():
+        by_module[module(name)][status] += 1
+    survivors = sorted(name for name, status in results.items() if status == "survived")
+    unchecked = sorted(name for name, status in results.items() if status not in ("killed", "survived"))
+    unexplained = [name for name in survivors if name not in reasons]
+    killed = sum(counts["killed"] for counts in by_module.values())
+    score = killed / len(results) if results else 0.0
+
+    lines = ["# Mutation testing of the verdict core", "",
+             "Written by `make mutate` (mutmut, with the unit tests as the oracle; see `[tool.mutmut]` in "
+             "pyproject.toml). A mutant is a small deliberate bug — an operator flipped, a value replaced, a line "
+             "dropped — put into the code that decides verdicts; a test suite that lets one pass would let the same "
+             "bug pass. Every survivor is listed with the reason it cannot be told apart from the real code.", "",
+             f"Run {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}: **{killed} of {len(results)} mutants "
+             f"killed ({score:.1%})**; goal {GOAL:.0%}.", "",
+             "| module | mutants | killed | survived | other | killed share |", "|---|---|---|---|---|---|"]
+    for name in sorted(by_module):
+        counts = by_module[name]
+        total = sum(counts.values())
+        other = total - counts["killed"] - counts["survived"]
+        lines.append(f"| `{name}` | {total} | {counts['killed']} | {counts['survived']} | {other} | "
+                     f"{counts['killed'] / total:.1%} |")
+    lines += ["", "## Survivors", ""]
+    for name in survivors:
+        lines += [f"### `{name}`", "", "```diff", diff(name), "```", "",
+                  f"Equivalent: {reasons[name]}" if name in reasons else "**UNEXPLAINED: add a test or a reason.**", ""]
+    if not survivors:
+        lines.append("None.")
+    if unchecked:
+        lines += ["## Not checked", "", *(f"- `{name}`: {results[name]}" for name in unchecked)]
+    (ROOT / "MUTATION.md").write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    print(f"MUTATION.md: {killed}/{len(results)} killed ({score:.1%}); {len(survivors)} survived, "
+          f"{len(unexplained)} unexplained, {len(unchecked)} not checked")
+    for name in unexplained:
+        print(f"unexplained survivor: {name}", file=sys.stderr)
+    return 1 if unexplained or unchecked or score < GOAL else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
