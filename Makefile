@@ -33,8 +33,12 @@ $(RUNTIME_STAMP): runtime/package.json runtime/package-lock.json
 handoff: setup
 	$(BIN)/handoff run $(ARGS)
 
+# Every test, with line coverage across all the processes they start (workers, witness,
+# zygote); -rs lists every skipped test with its reason at the end.
 test: setup
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	rm -f .coverage .coverage.*
+	$(BIN)/pytest -q -rs --cov --cov-report=term:skip-covered $(PYTEST_ARGS)
+	$(BIN)/python tools/coverage_floor.py
 
 # Benchmarks (bench/, not part of `make test`): prints tables and writes BENCHMARKS.md.
 # About 10 minutes on 2 cores; `make bench BENCH_ARGS=--quick` for a rough pass.

@@ -1,0 +1,36 @@
+"""After `make test`: the line coverage of the verdict core, module by module, from the
+combined data of every process the tests ran (unit tests, workers, witness, zygote).
+Exit 1 when a module of the verdict core is under the floor."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import coverage
+
+ROOT = Path(__file__).resolve().parent.parent
+FLOOR = 90.0
+VERDICT_CORE = ["handoff/checker/checks.py", "handoff/checker/verdicts.py", "handoff/guard/ids.py",
+                "handoff/guard/gate.py", "handoff/guard/receipt.py", "handoff/eventlog.py", "handoff/fact.py",
+                "handoff/witness/answer.py"]
+
+
+def main() -> int:
+    measured = coverage.Coverage(data_file=str(ROOT / ".coverage"))
+    measured.load()
+    low = []
+    print("verdict core, line coverage:")
+    for name in VERDICT_CORE:
+        _, statements, _, missing, _ = measured.analysis2(str(ROOT / name))
+        share = 100.0 * (len(statements) - len(missing)) / len(statements) if statements else 100.0
+        print(f"  {name:32} {share:5.1f}%")
+        if share < FLOOR:
+            low.append(f"{name} {share:.1f}%")
+    if low:
+        print(f"under the floor of {FLOOR:.0f}%: {', '.join(low)}", file=sys.stderr)
+    return 1 if low else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
