@@ -91,6 +91,6 @@ def options(settings: RunSettings) -> RunOptions:
         fact=settings.fact.value, topic=settings.fact.topic, jobs=settings.jobs, backend=settings.backend,
         fork_workers=settings.fork_workers,
         remote_hosts={name: target.describe() for name, target in settings.remote_hosts.items()},
-        store=redacted(settings.store_url),
+        store=redacted(settings.store_url), engine=settings.engine,
     )
 

@@ -25,7 +25,7 @@ from handoff.coordinator.slots import Slots
 from handoff.coordinator.specs import worker_spec
 from handoff.coordinator.step_driver import StepDriver
 from handoff.faults import FaultTarget, faults_for
-from handoff.hosts import Host
+from handoff.hosts import Host, Launch
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
@@ -86,11 +86,12 @@ class ScenarioRun:
             if step.wait:
                 await self._wait(step.wait)
             host = hosts[step.host]
-            step_record = StepRecord(step.name, host.name, step.home, self.scenario.store, step_id)
+            step_record = StepRecord(step.name, host.name, "restarted" if step.restart else step.home,
+                                     self.scenario.store, step_id)
             record.steps.append(step_record)
             target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact)
             await self.driver.run(self._spec(step, host, home, step_id), host, home, self.workdir, step_record,
-                                  faults_for(step), target)
+                                  faults_for(step), target, Launch(step.home == "anonymous", step.restart))
             reported = step_record.view().reported_session_id
             if step.session == "passed" and reported:
                 if not safe_id(reported):  # it is about to name directories: refuse it here

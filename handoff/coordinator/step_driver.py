@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from handoff.faults import Fault, FaultPoint, FaultTarget, inject_all
-from handoff.hosts import Host
+from handoff.hosts import Host, Launch
 from handoff.processes import ProcessTracker
 from handoff.protocol import Holding, ProtocolViolation, WorkerSpec, decode
 from handoff.runs.record import FaultRecord, StepRecord
@@ -47,13 +47,13 @@ class StepDriver:
         self.timeout = timeout
 
     async def run(self, spec: WorkerSpec, host: Host, home: Path, workdir: Path, record: StepRecord,
-                  faults: tuple[Fault, ...], target: FaultTarget) -> StepRecord:
+                  faults: tuple[Fault, ...], target: FaultTarget, launch: Launch = Launch()) -> StepRecord:
         """Run the step; ``record`` (already naming the step) is filled in and returned."""
         record.started_at = time.time()
         await self._inject(faults, FaultPoint.BEFORE_STEP, target, record)
         stderr_path = workdir / f"worker-{spec.step}.stderr"
         with stderr_path.open("wb") as stderr:
-            process = await host.start_worker(self.tracker, home, stderr, workdir / "cwd")
+            process = await host.start_worker(self.tracker, home, stderr, workdir / "cwd", launch)
             target.process = process
             try:
                 process.stdin.write(spec.to_json())
