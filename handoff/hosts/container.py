@@ -94,13 +94,16 @@ class ContainerHost(Host):
             argv = self.engine.command("start", "--attach", "--interactive", name)
         else:
             name = f"{self.prefix}-{self.name}{len(self._containers) + 1}"
-            argv = self.engine.command("run", *self._run_options(name, store, launch), self.setup.image,
-                                       PYTHON, "-m", "handoff.worker")
+            argv = self.run_command(name, store, launch, PYTHON, "-m", "handoff.worker")
             self._containers.append(name)
         self.setup.pid_dir.mkdir(parents=True, exist_ok=True)
         process = await tracker.spawn(*argv, env=self.engine.env(), stderr=stderr, **PIPES)
         tracker.attach(process.pid, lambda: self._first_process(name))
         return process
+
+    def run_command(self, name: str, store: Path, launch: Launch, *command: str) -> list[str]:
+        """The engine command that runs ``command`` in a new container of this host."""
+        return self.engine.command("run", *self._run_options(name, store, launch), self.setup.image, *command)
 
     def _run_options(self, name: str, store: Path, launch: Launch) -> list[str]:
         if launch.anonymous_home:
