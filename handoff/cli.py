@@ -340,6 +340,40 @@ def lab(
     raise typer.Exit(code)
 
 
+export_app = typer.Typer(help="What a scenario becomes elsewhere.")
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("k8s")
+def export_k8s(
+    name: Annotated[str, typer.Argument(metavar="SCENARIO", help="A scenario name or .toml file.")],
+    image: Annotated[str, typer.Option(help="The image the cluster pulls: the Containerfile's standalone target, "
+                                       "pushed to your registry.")] = "registry.example/copilot-handoff:standalone",
+    store: Annotated[Optional[str], typer.Option(metavar="postgresql://user:password@host:5432/db",
+                                                 help="The cluster's PostgreSQL, for a postgres scenario.")] = None,
+    fact: Annotated[str, typer.Option(help="The value the model is asked to remember.")] = DEFAULT_VALUE,
+    topic: Annotated[str, typer.Option(help="What the value is a favourite of.")] = DEFAULT_TOPIC,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Kubernetes manifests for a scenario: a Job per step, a witness Deployment and Service,
+    the shared home as a claim or the session files in PostgreSQL. Nothing is applied."""
+    from handoff.export import k8s
+
+    try:
+        [chosen] = scenarios.select([name])
+        if store is not None:
+            inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db")
+        if output is not None:
+            inputs.writable_file(output, "--output")
+        text = k8s.render(chosen, k8s.manifests(chosen, image, Fact(fact, topic), store), str(output or "FILE"))
+    except UserError as error:
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        _write_atomically(output, text.encode())
+
+
 image_app = typer.Typer(help="The worker image container hosts run in (see the Containerfile).")
 app.add_typer(image_app, name="image")
 
