@@ -101,6 +101,6 @@ def test_the_store_password_is_only_in_the_secrets():
 def test_the_schemas_do_refuse_a_wrong_manifest():
     """The check above can fail: a field the API does not know, in strict mode, is an error."""
     job = next(d for d in k8s.manifests(scenario.load(scenario.available()["cross-process"]), IMAGE) if d["kind"] == "Job")
-    job["spec"]["template"]["spec"]["containers"][0]["restartPolicy"] = "Never"  # belongs to the pod, not the container
+    job["spec"]["template"]["spec"]["containers"][0]["imageName"] = IMAGE  # a field no container has
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(job, kubernetes_validate.latest_version(), strict=True)
