@@ -171,6 +171,9 @@ def _remote_hosts(options: list[str], chosen: list) -> dict[str, SshTarget]:
         name, separator, url = option.partition("=")
         if not separator or not name:
             raise UserError(f"--host {option}: expected NAME=ssh://user@machine")
+        if url.startswith("podman+ssh://"):
+            raise UserError(f"--host {option}: a remote container engine is not supported (README, Containers, says "
+                            f"why); --host {name}=ssh://user@machine runs the step on that machine without a container")
         if name not in known:
             raise UserError(f"--host {name}: no selected scenario has a host named {name!r} (hosts: {', '.join(sorted(known)) or 'none'})")
         remote[name] = SshTarget.parse(name, url)
