@@ -68,8 +68,7 @@ class RunContainers:
 
     def close(self) -> None:
         """Whatever a scenario did not remove (an interrupted one): this run's containers,
-        then its volumes, then its network."""
-        self.lifeline.close()
+        then its volumes, then its network. (The lifeline was let go of in the event loop.)"""
         if self.network.subnet is None:  # nothing was made in the engine
             return
         for kind in ("container", "volume"):

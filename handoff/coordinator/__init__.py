@@ -82,6 +82,7 @@ async def _run(scenarios: list[Scenario], services: RunServices) -> list[Scenari
         await services.start(scenarios)
         return await run_all(scenarios, services)
     finally:
+        services.release()  # what lives in the event loop (the containers' lifeline), before it closes
         await services.tracker.shutdown()  # the witness, and any worker an interrupt cut short
 
 

@@ -133,6 +133,10 @@ class RunServices:
             raise CoordinatorError(str(error)) from None
         self.zygote = zygote
 
+    def release(self) -> None:
+        """Inside the event loop, at its end: let go of the containers' lifeline."""
+        self.containers.lifeline.close()
+
     def close(self) -> None:
         """Stop everything, whatever happened; safe to call more than once."""
         self.tracker.stop_all()

@@ -121,6 +121,19 @@ def test_after_sigkill_no_container_runs_and_clean_removes_its_volume_and_networ
     assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
 
 
+@pytest.mark.skipif(missing_capability("container") is not None or Engine().problem() is not None,
+                    reason=str(missing_capability("container") or Engine().problem()))
+def test_ctrl_c_during_a_container_step_removes_the_containers_volumes_and_network():
+    run = _start("cross-container-volume")
+    _container_runtime_started(run)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr
+    assert "Traceback" not in stderr and "Exception in callback" not in stderr
+    assert stderr.strip().endswith("error: interrupted; every worker, runtime and temporary file was removed")
+    assert [leftover for leftover in leftovers.find() + leftovers.find(of=run.pid) if leftover.owner == run.pid] == []
+
+
 @pytest.mark.parametrize("gap", [0.005, 0.02])
 def test_ctrl_c_pressed_three_times_still_cleans_up_and_says_so_truly(gap):
     run = _start("crash-after-turn", "cross-process", "same-process")
