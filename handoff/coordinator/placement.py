@@ -7,6 +7,7 @@ A scenario names its hosts by kind (``[hosts] b = "namespace"``, ``"ssh"`` or
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -47,6 +48,9 @@ def open_hosts(scenario: Scenario, services: RunServices, workdir: Path, hosts: 
     failed to come up."""
     settings = services.settings
     hosts[LOCAL] = LocalHost(LOCAL, services.zygote)
+    # One prefix for the scenario's containers and volumes (its hosts share the volumes),
+    # with a token of its own: a scenario named twice in a run gets two sets.
+    containers = f"{services.containers.prefix}-{scenario.name}-{secrets.token_hex(2)}"
     witness = urlsplit(services.witness_url)
     for name, kind in scenario.hosts.items():
         if name in settings.remote_hosts:
@@ -54,7 +58,7 @@ def open_hosts(scenario: Scenario, services: RunServices, workdir: Path, hosts: 
         elif kind == "namespace":
             hosts[name] = NamespaceHost(name, services.lan, [services.run_dir], services.zygote)
         elif kind == CONTAINER:
-            hosts[name] = ContainerHost(name, services.containers.setup, f"{services.containers.prefix}-{scenario.name}")
+            hosts[name] = ContainerHost(name, services.containers.setup, containers)
         else:
             machine = NamespaceHost(name, services.lan, [services.run_dir])
             hosts[name] = NamespaceSshHost(name, machine, workdir / f"ssh-{name}", witness.hostname, witness.port)

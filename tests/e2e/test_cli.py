@@ -15,6 +15,7 @@ import psutil
 import pytest
 from typer.testing import CliRunner
 
+from handoff import leftovers
 from handoff.cli import app
 from handoff.hosts import missing_capability
 
@@ -116,7 +117,9 @@ def test_ctrl_c_mid_step_leaves_nothing_behind(names):
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert [_cmdline(p) for p in handoff_processes()] == []
     assert handoff_network_leftovers() == []
-    left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith("handoff-run-")}
+    # only this run's directory counts: other checkouts' runs come and go meanwhile
+    mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag(process.pid)}-"
+    left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith(mine)}
     assert left == set()
 
 
