@@ -368,7 +368,7 @@ def export_k8s(
             inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db")
         if output is not None:
             inputs.writable_file(output, "--output")
-        text = k8s.render(chosen, k8s.manifests(chosen, image, Fact(fact, topic), store), str(output or "FILE"))
+        text = k8s.render(chosen, k8s.manifests(chosen, image, inputs.fact(fact, topic), store), str(output or "FILE"))
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
     if output is None:
