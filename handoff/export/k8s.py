@@ -20,7 +20,7 @@ by whoever applies the manifests (a person with kubectl, or a CI job):
 What has no place in a static set of manifests is refused, naming the reason: a step that
 restarts a container, a copied home, an id the runtime chooses (the coordinator reads it
 from the first worker's events), fault points (the coordinator kills the worker there),
-tampering, a SQLite file store. The image is the Containerfile's ``standalone`` target,
+tampering, a SQLite file store, the guard (its ids are minted with a key of the run's). The image is the Containerfile's ``standalone`` target,
 pushed to a registry the cluster pulls from (``--image``).
 
 Nothing here has run on a cluster; the tests check the manifests against the Kubernetes
@@ -80,8 +80,8 @@ def _refusal(scenario: Scenario) -> str | None:
             return f"{where} has home 'copied', which the coordinator copies between steps"
         if step.tamper or {"hold", "crash-mid-append"} & set(step.actions):
             return f"{where} has a fault point, where the coordinator acts on a running worker"
-        if step.guarded and scenario.store != "postgres":
-            return f"{where} is guarded, and its registry would be a file on one machine"
+        if step.guarded:
+            return f"{where} is guarded: the coordinator mints its ids with a key it makes for each run"
         if "create-without-id" in step.actions and any(later.session == "passed" for later in
                                                        scenario.steps[scenario.steps.index(step) + 1:]):
             return f"{where} lets the runtime choose the id, which the coordinator reads from its events to pass on"

@@ -70,7 +70,7 @@ def test_a_shared_home_is_a_claim_every_step_mounts_and_own_homes_are_the_pods()
 @pytest.mark.parametrize("name, words", [
     ("container-restart-anonymous-volume", "restarts a container"),
     ("crash-after-turn", "fault point"),
-    ("tamper", "guarded, and its registry would be a file"),
+    ("tamper", "is guarded: the coordinator mints its ids"),
     ("crash-during-write", "fault point"),
     ("cross-machine-copied-state", "copies between steps"),
     ("no-id", "lets the runtime choose the id"),
