@@ -20,8 +20,9 @@ by whoever applies the manifests (a person with kubectl, or a CI job):
 What has no place in a static set of manifests is refused, naming the reason: a step that
 restarts a container, a copied home, an id the runtime chooses (the coordinator reads it
 from the first worker's events), fault points (the coordinator kills the worker there),
-tampering, a SQLite file store, the guard (its ids are minted with a key of the run's). The image is the Containerfile's ``standalone`` target,
-pushed to a registry the cluster pulls from (``--image``).
+tampering, a SQLite file store, the guard (its ids are minted with a key of the run's).
+The image is the Containerfile's ``standalone`` target, pushed to a registry the cluster
+pulls from (``--image``).
 
 Nothing here has run on a cluster; the tests check the manifests against the Kubernetes
 API schemas (the ``kubernetes-validate`` package).
