@@ -191,10 +191,11 @@ def test_a_stored_run_reports_again_byte_for_byte_as_it_ran(tmp_path):
 @pytest.mark.e2e
 def test_keep_copies_the_runs_files_but_no_socket_and_leaves_no_run_directory(tmp_path):
     kept = tmp_path / "kept"
-    before = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("handoff-run-")}
+    mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-"  # (CliRunner runs here; other checkouts' come and go)
+    before = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith(mine)}
     result = runner.invoke(app, ["run", "same-process", "--keep", str(kept)])
     assert result.exit_code == 0, result.output
     assert (kept / "witness-evidence.jsonl").is_file() and (kept / "same-process" / "home-shared").is_dir()
     assert not (kept / "zygote.sock").exists()
-    after = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("handoff-run-")}
+    after = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith(mine)}
     assert after == before

@@ -126,3 +126,17 @@ def test_an_unknown_engine_is_bad_input():
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip() == f"error: --engine lxd: choose one of {', '.join(ENGINES)}"
+
+
+def test_image_build_finds_the_image_built_and_names_what_is_missing(worker_image):
+    from typer.testing import CliRunner
+
+    from handoff.cli import app
+
+    runner = CliRunner()
+    built = runner.invoke(app, ["image", "build"])
+    assert built.exit_code == 0 and built.stdout.strip().endswith(worker_image)
+    assert runner.invoke(app, ["image", "tag"]).stdout.strip() == worker_image
+    if Engine("docker").problem() is not None:
+        docker = runner.invoke(app, ["image", "build", "--engine", "docker"])
+        assert docker.exit_code == 2 and "Docker daemon" in docker.output
