@@ -8,7 +8,13 @@ RUNTIME_STAMP := runtime/node_modules/.installed
 VENV_STAMP := $(VENV)/.installed
 SYSTEM_STAMP := .state/system-packages
 
-.PHONY: setup handoff test bench mutate clean containers
+# Other runtime and SDK versions, for the version-skew scenarios and `handoff skew`: one
+# folder per version with its pins (runtimes/<v>/package.json + package-lock.json,
+# sdks/<v>/requirements.txt), installed by `make runtimes`, never committed.
+RUNTIME_STAMPS := $(patsubst %/package-lock.json,%/node_modules/.installed,$(wildcard runtimes/*/package-lock.json))
+SDK_STAMPS := $(patsubst sdks/%/requirements.txt,.state/sdks/%/.installed,$(wildcard sdks/*/requirements.txt))
+
+.PHONY: setup runtimes handoff test bench mutate clean containers
 
 setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
 
@@ -31,6 +37,27 @@ $(RUNTIME_STAMP): runtime/package.json runtime/package-lock.json
 	cd runtime && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# The registry this project is installed from serves only some platforms' runtime
+# packages, so a lock made here lists only those and `npm ci` refuses it as out of sync;
+# `npm install --no-save` installs exactly what the lock pins and leaves it as it is.
+runtimes/%/node_modules/.installed: runtimes/%/package.json runtimes/%/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to install Copilot runtimes: install Node.js 20+ and npm"; exit 2; }
+	@echo "installing Copilot runtime $* into runtimes/$*/ (about 200 MB) ..."
+	cd runtimes/$* && npm install --no-save --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# Each SDK in a virtual environment of its own, every package pinned; --no-deps so that
+# nothing but the pins is installed. The project itself is not installed there: a worker
+# started in it finds the project through PYTHONPATH (handoff/hosts/local.py).
+.state/sdks/%/.installed: sdks/%/requirements.txt
+	@echo "installing Copilot SDK $* into .state/sdks/$*/ ..."
+	rm -rf .state/sdks/$*
+	$(PYTHON) -m venv .state/sdks/$*
+	.state/sdks/$*/bin/pip install --quiet --disable-pip-version-check --no-deps -r $<
+	@touch $@
+
+runtimes: setup $(RUNTIME_STAMPS) $(SDK_STAMPS)
+
 handoff: setup
 	$(BIN)/handoff run $(ARGS)
 
@@ -41,11 +68,12 @@ containers: setup
 	$(BIN)/handoff image build
 
 # Every test, with line coverage across all the processes they start (workers, witness,
-# zygote); -rs lists every skipped test with its reason at the end. The container
-# scenarios need the worker image: if it cannot be built here, they are skipped with the
-# reason, so a failed build does not stop the tests; under CI (CI=true) it does, as a
-# missing system package does (tools/ensure-system-packages).
-test: setup
+# zygote); -rs lists every skipped test with its reason at the end. The tests cover the
+# version-skew scenarios, so they install the other versions first (make runtimes). The
+# container scenarios need the worker image: if it cannot be built here, they are skipped
+# with the reason, so a failed build does not stop the tests; under CI (CI=true) it does,
+# as a missing system package does (tools/ensure-system-packages).
+test: setup runtimes
 	@$(BIN)/handoff image build >/dev/null || [ "$${CI:-}" != true ] || \
 		{ echo "error: CI needs the container hosts' worker image, which could not be built (why: above)" >&2; exit 1; }
 	rm -f .coverage .coverage.*
@@ -67,4 +95,4 @@ mutate: setup
 
 # (The worker image stays in the engine; `podman rmi` it by the tag `handoff image tag` prints.)
 clean:
-	rm -rf $(VENV) runtime/node_modules .state .pytest_cache *.egg-info mutants .hypothesis
+	rm -rf $(VENV) runtime/node_modules runtimes/*/node_modules .state .pytest_cache *.egg-info mutants .hypothesis

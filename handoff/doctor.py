@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import os
 import re
 import shutil
 import subprocess
 import sys
-import tomllib
 import warnings
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from handoff import backends, leftovers
+from handoff import backends, leftovers, versions
 from handoff.errors import UserError
 from handoff.hosts import missing_capability
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
@@ -57,12 +57,7 @@ class Section:
 
 def pinned_sdk(pyproject: Path = PROJECT_ROOT / "pyproject.toml") -> str | None:
     """The SDK version the project pins (``github-copilot-sdk==X`` in pyproject.toml)."""
-    with contextlib.suppress(OSError, tomllib.TOMLDecodeError):
-        for requirement in tomllib.loads(pyproject.read_text())["project"]["dependencies"]:
-            name, _, version = requirement.partition("==")
-            if name.strip() == SDK_DISTRIBUTION:
-                return version.strip()
-    return None
+    return versions.default_sdk(pyproject)
 
 
 def sdk_pinned_runtime() -> str | None:
@@ -76,14 +71,20 @@ def sdk_pinned_runtime() -> str | None:
     return None
 
 
-def tool_version(*command: str) -> str | None:
+def tool_version(*command: str, env: dict[str, str] | None = None) -> str | None:
     """The first version number a ``--version`` command prints, or None."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=VERSION_TIMEOUT)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=VERSION_TIMEOUT, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return None
     found = re.search(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?", done.stdout + done.stderr)
     return found.group(0) if done.returncode == 0 and found else None
+
+
+def runtime_version_command(runtime: Path) -> tuple[str, ...]:
+    """Without --no-auto-update a runtime hands off to the newest version unpacked in its
+    cache and prints that one's version, not its own."""
+    return (str(runtime), "--no-auto-update", "--version")
 
 
 def core() -> Section:
@@ -114,7 +115,7 @@ def core() -> Section:
         lines.append(Line(FAIL, "runtime", message, fix or "run `make setup`"))
         lines.append(Line(MISSING, "pinned pair", "not checked: no runtime"))
         return Section("Core (decides the exit code)", lines)
-    version = tool_version(str(runtime), "--version")
+    version = tool_version(*runtime_version_command(runtime))
     if version is None:
         lines.append(Line(FAIL, "runtime", f"{runtime} does not run (`--version` failed)",
                           "run `make clean setup`, or point COPILOT_CLI_PATH at a working runtime"))
@@ -198,6 +199,39 @@ def _database_store() -> Line:
     return Line(OK, "database store", ", ".join(versions))
 
 
+def other_versions() -> Section:
+    """The pinned runtime and SDK versions besides the default pair, and whether each is
+    installed; an installed runtime is asked its version with its own unpack cache."""
+    lines = []
+    for version in versions.pinned_runtimes():
+        if version == versions.DEFAULT_RUNTIME:
+            continue
+        try:
+            found = versions.runtime(version)
+        except versions.NotAvailable as missing:
+            lines.append(Line(MISSING, f"runtime {version}", str(missing).partition(":")[0], versions.INSTALL_COMMAND))
+            continue
+        env = {**os.environ, "XDG_CACHE_HOME": str(found.cache)}
+        said = tool_version(*runtime_version_command(found.executable), env=env)
+        if said == version:
+            lines.append(Line(OK, f"runtime {version}", f"at {found.executable.relative_to(PROJECT_ROOT)}"))
+        else:
+            lines.append(Line(MISSING, f"runtime {version}", f"installed, but it reports {said or 'no version'}",
+                              f"rm -r {found.executable.parents[2].relative_to(PROJECT_ROOT)} && {versions.INSTALL_COMMAND}"))
+    for version in versions.pinned_sdks():
+        if version == versions.DEFAULT_SDK:
+            continue
+        try:
+            found_sdk = versions.sdk(version)
+        except versions.NotAvailable as missing:
+            lines.append(Line(MISSING, f"SDK {version}", str(missing).partition(":")[0], versions.INSTALL_COMMAND))
+            continue
+        lines.append(Line(OK, f"SDK {version}", f"in {found_sdk.python.parents[1].relative_to(PROJECT_ROOT)}"))
+    if not lines:
+        lines.append(Line(INFO, "versions", "only the default pair is pinned"))
+    return Section("Other versions (`handoff skew`, the version-skew scenarios; a missing one skips them)", lines)
+
+
 def model_backends() -> Section:
     status = {True: OK, False: MISSING, None: INFO}
     lines = [Line(status[usable], kind, detail, hint) for kind, usable, detail, hint in backends.configured()]
@@ -225,7 +259,7 @@ def state() -> Section:
 
 
 def diagnose() -> list[Section]:
-    return [core(), optional(), model_backends(), state()]
+    return [core(), optional(), other_versions(), model_backends(), state()]
 
 
 def ready(sections: list[Section]) -> bool:
