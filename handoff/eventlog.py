@@ -8,7 +8,10 @@ and ``data``. Three facts in it matter for a handoff proof:
 * ``session.resume`` records how many events it loaded (``eventCount``) and whether
   another runtime had the session open (``alreadyInUse``);
 * every ``session.start`` begins a new conversation root; more than one means the id was
-  used to create a session twice.
+  used to create a session twice; the first one records the creating runtime's
+  ``copilotVersion`` (a ``session.resume`` records no version);
+* the last ``user.message`` and the ``assistant.message`` after it: a turn the runtime
+  answered into the log even when the app never received the answer.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class Resume:
     event_count: int | None
     already_in_use: bool | None
     closed_before: bool  # a session.shutdown since the previous start/resume
+    events_before: int  # events in the log before this session.resume: what there was to load
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,9 @@ class EventLogSummary:
     resumes: tuple[Resume, ...] = field(default_factory=tuple)
     branch_points: int = 0  # events that more than one later event names as parent
     unreadable_lines: int = 0
+    created_by: str | None = None  # copilotVersion of the first session.start: the creating runtime
+    last_prompt: str | None = None
+    last_reply: str | None = None  # the last assistant message after the last prompt
 
     @property
     def last_resume(self) -> Resume | None:
@@ -46,23 +53,33 @@ class EventLogSummary:
 def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventLogSummary:
     resumes: list[Resume] = []
     shutdown_since_open = False
-    for event in events:
+    prompt: str | None = None
+    reply: str | None = None
+    for position, event in enumerate(events):
         kind = event.get("type")
+        data = event.get("data") or {}
         if kind == "session.shutdown":
             shutdown_since_open = True
         elif kind == "session.start":
             shutdown_since_open = False
         elif kind == "session.resume":
-            data = event.get("data") or {}
-            resumes.append(Resume(data.get("eventCount"), data.get("alreadyInUse"), shutdown_since_open))
+            resumes.append(Resume(data.get("eventCount"), data.get("alreadyInUse"), shutdown_since_open, position))
             shutdown_since_open = False
+        elif kind == "user.message":
+            prompt, reply = data.get("content"), None
+        elif kind == "assistant.message" and data.get("content"):
+            reply = data["content"]
     children = Counter(e.get("parentId") for e in events if e.get("parentId"))
+    first_start = next((e.get("data") or {} for e in events if e.get("type") == "session.start"), {})
     return EventLogSummary(
         events=len(events),
         starts=sum(1 for e in events if e.get("type") == "session.start"),
         resumes=tuple(resumes),
         branch_points=sum(1 for count in children.values() if count > 1),
         unreadable_lines=unreadable_lines,
+        created_by=first_start.get("copilotVersion"),
+        last_prompt=prompt,
+        last_reply=reply,
     )
 
 
@@ -114,4 +131,6 @@ def report(session_id: str, log: bytes | None) -> EventLog:
         resume_event_count=last.event_count if last else None,
         already_in_use=last.already_in_use if last else None,
         branch_points=summary.branch_points, unreadable_lines=summary.unreadable_lines,
+        created_by=summary.created_by, events_before_resume=last.events_before if last else None,
+        last_prompt=summary.last_prompt, last_reply=summary.last_reply,
     )

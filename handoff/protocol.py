@@ -124,6 +124,14 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     registry: str | None = None  # registry database when the session files are not in one
     without_provider: bool = False  # resume with no provider settings, to show they are not stored
     app_key: str = ""  # guarded steps: the app's key for minting ids (hex), a secret: never shown or stored
+    # The versions the step asks for (None: whatever this worker has). A runtime or SDK
+    # that reports another version is an error of the step, never a silent substitute.
+    runtime_version: str | None = None
+    sdk_version: str | None = None
+    turn_timeout: float = 60.0  # seconds the SDK waits for a turn's answer
+    # Guarded resumes by a runtime older than the session's last writer that the scenario
+    # declares known-good: (last writer's version, resuming version).
+    known_good: tuple[tuple[str, str], ...] = ()
     # The values of the backend's secret variables, only for a worker whose environment
     # cannot carry them (one started over SSH: sshd passes no environment on). They travel
     # on the worker's stdin, never on a command line, and are never written down.
@@ -218,6 +226,10 @@ class EventLog(_Event, tag="eventlog"):
     already_in_use: bool | None = None
     branch_points: int = 0
     unreadable_lines: int = 0
+    created_by: str | None = None  # the copilotVersion its first session.start records
+    events_before_resume: int | None = None  # events in the log when the last session.resume was written
+    last_prompt: str | None = None  # the last user.message
+    last_reply: str | None = None  # the last assistant.message after it, if any
 
 
 class Cpu(msgspec.Struct, frozen=True):

@@ -24,7 +24,10 @@ CREATE TABLE IF NOT EXISTS session_registry (
     runtime_version TEXT NOT NULL,
     turns INTEGER NOT NULL DEFAULT 0,
     summary TEXT,
-    receipt TEXT
+    receipt TEXT,
+    created_runtime TEXT,
+    created_sdk TEXT,
+    sdk_version TEXT
 )
 """
 LEASES = """
@@ -34,7 +37,8 @@ CREATE TABLE IF NOT EXISTS session_leases (
     expires_at DOUBLE PRECISION NOT NULL
 )
 """
-COLUMNS = "session_id, owner, created_at, created_on, last_resumed_at, last_resumed_on, runtime_version, turns, summary"
+COLUMNS = ("session_id, owner, created_at, created_on, last_resumed_at, last_resumed_on, runtime_version, turns, summary, "
+           "created_runtime, created_sdk, sdk_version")
 
 
 @dataclass(frozen=True)
@@ -45,9 +49,12 @@ class RegisteredSession:
     created_on: str
     last_resumed_at: float | None
     last_resumed_on: str | None
-    runtime_version: str
+    runtime_version: str  # of the runtime that last created or resumed it: its last writer
     turns: int
     summary: str | None
+    created_runtime: str | None = None
+    created_sdk: str | None = None
+    sdk_version: str | None = None  # of the last writer
 
     @property
     def last_active(self) -> float:
@@ -66,19 +73,25 @@ class Registry:
         """The registry a store already has, for reading; None when it has none."""
         return cls(database, create=False) if database.has_table("session_registry") else None
 
-    def created(self, session_id: str, owner: str, host: str, runtime_version: str) -> None:
+    def created(self, session_id: str, owner: str, host: str, runtime_version: str, sdk_version: str | None = None) -> None:
         self.db.execute(
-            "INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version) "
-            "VALUES ({p}, {p}, {p}, {p}, {p}) ON CONFLICT (session_id) DO NOTHING",
-            (session_id, owner, time.time(), host, runtime_version),
+            "INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version, created_runtime, "
+            "created_sdk, sdk_version) VALUES ({p}, {p}, {p}, {p}, {p}, {p}, {p}, {p}) ON CONFLICT (session_id) DO NOTHING",
+            (session_id, owner, time.time(), host, runtime_version, runtime_version, sdk_version, sdk_version),
         )
 
-    def resumed(self, session_id: str, host: str, runtime_version: str) -> None:
+    def resumed(self, session_id: str, host: str, runtime_version: str, sdk_version: str | None = None) -> None:
         self.db.execute(
-            "UPDATE session_registry SET last_resumed_at = {p}, last_resumed_on = {p}, runtime_version = {p} "
-            "WHERE session_id = {p}",
-            (time.time(), host, runtime_version, session_id),
+            "UPDATE session_registry SET last_resumed_at = {p}, last_resumed_on = {p}, runtime_version = {p}, "
+            "sdk_version = {p} WHERE session_id = {p}",
+            (time.time(), host, runtime_version, sdk_version, session_id),
         )
+
+    def versions_of(self, session_id: str) -> tuple[str | None, str | None] | None:
+        """(the runtime that created it, the runtime that last wrote it), None if unregistered."""
+        found = self.db.row("SELECT created_runtime, runtime_version FROM session_registry WHERE session_id = {p}",
+                            (session_id,))
+        return None if found is None else (found[0], found[1])
 
     def turned(self, session_id: str, prompt: str) -> None:
         """Count a turn; the first prompt becomes the summary, as the runtime's own index does."""

@@ -35,6 +35,12 @@ directory, the default), or a database reached through the SDK's SessionFs provi
 provider, or the Copilot token), which a session does not store.
 ``crash`` says what the coordinator kills when the step's worker reaches ``hold``:
 ``process-tree`` (the worker and its runtime at once) or ``sdk-process`` (the worker only).
+``runtime = "1.0.92"`` and ``sdk = "1.0.24"`` run a step (on host ``local``) with another
+installed runtime or SDK version (handoff/versions.py); a scenario needing one that is
+not installed is skipped with the command that installs it. At the top,
+``turn_timeout`` is how long the SDK waits for an answer (default 60 s), and
+``known_good = ["1.0.102 -> 1.0.92"]`` declares resumes the guard lets through although
+the resuming runtime is older than the session's last writer.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from handoff.checker.verdicts import EXPECTABLE
 from handoff.errors import UserError
 from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
+from handoff.versions import older, well_formed
 
 HOMES = ("shared", "own", "copied", "anonymous")
 HOST_KINDS = ("namespace", "ssh", "container")
@@ -84,6 +91,9 @@ class Step:
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
     provider: str = "passed"  # "omitted": the runtime gets no model settings, as if the app forgot them
     restart: bool = False  # container hosts: start the host's previous container again
+    runtime: str | None = None  # another runtime version than the default (handoff/versions.py)
+    sdk: str | None = None  # another SDK version than the default
+    loaded_all_events: bool | None = None  # expected event-log evidence: did the resume load every event?
 
     @property
     def asks(self) -> bool:
@@ -102,6 +112,8 @@ class Scenario:
     hosts: dict[str, str] = field(default_factory=dict)  # name -> kind, besides "local"
     store: str = "home"  # where session files go: the runtime's home, or a database via SessionFs
     path: str | None = None  # the file it was loaded from
+    turn_timeout: float = 60.0  # seconds the SDK waits for each answer
+    known_good: tuple[tuple[str, str], ...] = ()  # (last writer, resumer) downgrades the guard lets through
 
     @property
     def host_kinds(self) -> set[str]:
@@ -145,6 +157,12 @@ class _Reader:
             raise self.fail(field, f"must be a number of seconds from 0 to {most:g}, got {value!r}")
         return value
 
+    def version(self, field: str) -> str | None:
+        value = self.get(field, str, None)
+        if value is not None and not well_formed(value):
+            raise self.fail(field, f'must be a version number such as "1.0.92", got {value!r}')
+        return value
+
     def reject_unknown(self, known: set[str]) -> None:
         unknown = sorted(set(self.table) - known)
         if unknown:
@@ -179,7 +197,8 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
     read.reject_unknown({"name", "actions", "home", "session", "host", "crash", "principal", "guarded", "reuse",
-                         "wait", "tamper", "forked", "expect", "closed_before_resume", "provider", "restart"})
+                         "wait", "tamper", "forked", "expect", "closed_before_resume", "provider", "restart", "runtime",
+                         "sdk", "loaded_all_events"})
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
@@ -208,8 +227,15 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         closed_before_resume=read.get("closed_before_resume", bool, None),
         provider=read.get("provider", str, "passed", PROVIDERS),
         restart=read.get("restart", bool, False),
+        runtime=read.version("runtime"),
+        sdk=read.version("sdk"),
+        loaded_all_events=read.get("loaded_all_events", bool, None),
     )
     _container_rules(read, step, hosts.get(step.host) == CONTAINER, any(s.host == step.host for s in earlier))
+    for field_name in ("runtime", "sdk"):
+        if getattr(step, field_name) and step.host != LOCAL:
+            raise read.fail(field_name, f"is set on host '{step.host}': other runtime and SDK versions run on host "
+                                        f"'local' only")
     if step.crash == "sdk-process" and step.host != LOCAL:
         raise read.fail("crash", "is 'sdk-process' on a simulated host: there the worker is the host's process 1, "
                                  "and when it dies the kernel kills its runtime too; run that step on host 'local'")
@@ -242,7 +268,8 @@ def load(path: Path) -> Scenario:
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
     read = _Reader(path, data)
-    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "store", "steps"})
+    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "store", "steps",
+                         "turn_timeout", "known_good"})
     hosts = read.get("hosts", dict, {})
     for name, kind in hosts.items():
         if name == LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
@@ -274,7 +301,32 @@ def load(path: Path) -> Scenario:
         hosts=hosts,
         store=read.get("store", str, "home", STORES),
         path=str(path),
+        turn_timeout=_turn_timeout(read),
+        known_good=_known_good(read),
     )
+
+
+def _turn_timeout(read: _Reader) -> float:
+    seconds = float(read.get("turn_timeout", (int, float), 60.0))
+    if seconds <= 0:
+        raise read.fail("turn_timeout", f"must be more than 0 seconds, got {seconds:g}")
+    return seconds
+
+
+def _known_good(read: _Reader) -> tuple[tuple[str, str], ...]:
+    """``["1.0.102 -> 1.0.92"]``: a session last written by 1.0.102 may be resumed by 1.0.92."""
+    pairs = []
+    for entry in read.get("known_good", list, []):
+        writer, arrow, resumer = (entry if isinstance(entry, str) else "").partition("->")
+        writer, resumer = writer.strip(), resumer.strip()
+        if not arrow or not well_formed(writer) or not well_formed(resumer):
+            raise read.fail("known_good", f'must list pairs such as "1.0.102 -> 1.0.92" (last writer -> resumer), '
+                                          f"got {entry!r}")
+        if not older(resumer, writer):
+            raise read.fail("known_good", f"has {entry!r}, which is not a downgrade: the guard refuses only resumes "
+                                          f"by a runtime older than the last writer")
+        pairs.append((writer, resumer))
+    return tuple(pairs)
 
 
 def available(directory: Path = SCENARIO_DIR) -> dict[str, Path]:

@@ -13,6 +13,13 @@ the service directly), so a verdict there rests on the answer alone: kept when t
 names the value, case-insensitive, lost when it does not. The ``evidence`` field says
 which of these a verdict rests on.
 
+A question the app never got an answer to is not always lost: when the session's own
+log holds the runtime's answer to it, and that answer names the fact the model was sent,
+the verdict is **undelivered** — the context was kept, the app was never told (an SDK and
+a runtime that do not speak the same protocol; measured with SDK 1.0.25 on runtime
+1.0.40). A step whose runtime or SDK is not the version it asks for measures nothing
+about that version: its question is **unknown**, whatever it answered.
+
 The checker is a pure function of a stored run (handoff/runs/record.py): it reads the
 workers' raw events and the witness's evidence, never the live processes, so a stored
 run can be judged again by a later checker.
@@ -32,7 +39,7 @@ from handoff.checker.verdicts import (
     Verdict,
 )
 from handoff.fact import Fact
-from handoff.protocol import OPENING_ACTIONS, Backend, turns_in
+from handoff.protocol import OPENING_ACTIONS, TURNS_PER_ACTION, Backend, turns_in
 from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents, StepRecord
 from handoff.scenario import Step
 
@@ -67,10 +74,13 @@ def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backen
                              tuple(turns), skipped=record.skipped, crashed=record.crashed)
 
 
-def step_facts(step: StepRecord, view: StepEvents) -> StepFacts:
-    """What one step's worker said, from its events decoded once (``step.view()``)."""
+def step_facts(step: StepRecord, view: StepEvents, spec: Step | None = None) -> StepFacts:
+    """What one step's worker said, from its events decoded once (``step.view()``), and
+    the versions its scenario step (``spec``) asks for."""
     return StepFacts(
-        step=step.step, host=step.host, home=step.home, store=step.store, ready=view.ready, eventlog=view.eventlog,
+        step=step.step, host=step.host, home=step.home, store=step.store,
+        asked_runtime=spec.runtime if spec else None, asked_sdk=spec.sdk if spec else None,
+        ready=view.ready, eventlog=view.eventlog,
         actions=tuple(view.actions), failures=tuple(view.failures), holding=view.holding, faults=tuple(step.faults),
         finished=view.finished is not None, exit_code=step.exit_code, timed_out=step.timed_out,
         problems=tuple(view.problems), notes=tuple(step.notes),
@@ -80,10 +90,10 @@ def step_facts(step: StepRecord, view: StepEvents) -> StepFacts:
 def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn: int, fact: Fact,
                 backend: Backend) -> list[TurnJudgement]:
     view = step.view()
-    facts = step_facts(step, view)
+    facts = step_facts(step, view, spec)
     judged: list[TurnJudgement] = []
     for turn in view.turns:
-        records = [e.fact_sent for e in record.evidence if e.step == step.step and e.turn == str(turn.turn)]
+        records = _sent(record, step, turn.turn)
         reached = _fact_seen(records, backend.seen_on_the_wire)
         number = first_turn + turn.turn - 1
         if turn.kind == "ask":
@@ -93,11 +103,47 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
             judged.append(TurnJudgement(record.name, "tell", number, facts, answer=turn.answer,
                                         fact_reached_model=reached))
     if spec.asks and not any(t.kind == "ask" for t in view.turns):
-        verdict, reason, basis = _failure(facts, step.stderr_tail, backend)
-        judged.append(_judged(record.name, spec, facts, None, None, FactSeen.NO_REQUEST, verdict, reason, basis))
+        records = _sent(record, step, _ask_number(spec))
+        verdict, reason, basis = _undelivered(facts, records, fact, backend) or _failure(facts, step.stderr_tail,
+                                                                                           backend)
+        in_log = basis == Basis.LOG_AND_WIRE  # the turn happened, as the log shows; only its answer went missing
+        reached = _fact_seen(records, backend.seen_on_the_wire) if in_log else FactSeen.NO_REQUEST
+        number = first_turn + _ask_number(spec) - 1 if in_log else None
+        judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis))
     if not view.turns and not spec.asks:
         judged.append(TurnJudgement(record.name, "step", None, facts))  # a step with no turn still gets its line
     return judged
+
+
+def _sent(record: ScenarioRecord, step: StepRecord, turn: int) -> list[bool | None]:
+    """The witness's records of one of the step's turns (numbered within the step, as the
+    worker tags its requests): was the fact in what the model was sent?"""
+    return [e.fact_sent for e in record.evidence if e.step == step.step and e.turn == str(turn)]
+
+
+def _ask_number(spec: Step) -> int:
+    """The number the worker gives its ask turn within the step: one more than the turns
+    the actions before it take."""
+    before = spec.actions[:spec.actions.index("ask")] if "ask" in spec.actions else spec.actions
+    return sum(TURNS_PER_ACTION.get(action, 0) for action in before) + 1
+
+
+def _undelivered(step: StepFacts, records: list[bool | None], fact: Fact,
+                 backend: Backend) -> tuple[Verdict, str, Basis] | None:
+    """An ask that failed for the app, although the session's log holds the runtime's
+    answer to it: undelivered when that answer and the witness's record both say the
+    context was there; None when the log holds no answer to this question."""
+    log = step.eventlog
+    failed = next((f for f in step.failures if f.action == "ask"), None)
+    if failed is None or log is None or log.last_prompt != fact.question_prompt or log.last_reply is None:
+        return None
+    if not backend.seen_on_the_wire:
+        return None  # the log's answer alone is not a second witness
+    verdict, reason, _ = judge_answer(log.last_reply, records, fact)
+    told = f"the session's log holds the answer {log.last_reply!r}, but the app got: {failed.message}"
+    if verdict == Verdict.KEPT:
+        return Verdict.UNDELIVERED, f"answer in the log, never delivered to the app: {told}", Basis.LOG_AND_WIRE
+    return verdict, f"{reason} (in the log; never delivered: {told})", Basis.LOG_AND_WIRE
 
 
 def _fact_seen(records: list[bool | None], seen_on_the_wire: bool) -> FactSeen:
@@ -171,6 +217,8 @@ def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact,
 
 def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer: str | None, reached: FactSeen,
             verdict: Verdict, reason: str, basis: Basis) -> TurnJudgement:
+    if step.substituted:
+        verdict, reason = Verdict.UNKNOWN, f"not the versions the step asks for ({step.substituted}): {reason}"
     expectations = [_expected_verdict(spec.expect, verdict)]
     log = step.eventlog
     if spec.forked is not None:
@@ -179,8 +227,14 @@ def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer
     if spec.closed_before_resume is not None:
         expectations.append(_expected_flag("closed before resume", spec.closed_before_resume, step.closed_before_resume,
                                            "closed", "not closed"))
+    if spec.loaded_all_events is not None:
+        expectations.append(_expected_flag("loaded all events", spec.loaded_all_events, step.loaded_all_events,
+                                           "all events loaded", "events skipped"))
     if step.closed_before_resume is False and verdict == Verdict.KEPT:
         reason += "; but no session.shutdown precedes the resume: not a resume-after-close"
+    if step.loaded_all_events is False:
+        reason += (f"; the resume loaded {log.resume_event_count} of the {log.events_before_resume} events "
+                   f"in the log")
     return TurnJudgement(scenario, "ask", turn, step, answer=answer, fact_reached_model=reached, verdict=verdict,
                          reason=reason, evidence=basis, expectations=tuple(expectations))
 

@@ -23,6 +23,7 @@ class Verdict(StrEnum):
     UNKNOWN = "unknown"  # the evidence is missing or disagrees: no verdict can be given
     REFUSED = "refused"  # the guard stopped the step
     NO_PROVIDER = "no-provider"  # the session resumed, but no model was there to ask
+    UNDELIVERED = "undelivered"  # the context was kept and the answer is in the log, but the app never received it
     SKIPPED = "skipped"  # the scenario needs something this machine lacks
     CRASHED = "crashed"  # the tool could not finish running the scenario
 
@@ -41,6 +42,7 @@ class Basis(StrEnum):
 
     ANSWER_AND_WIRE = "answer + wire"  # the answer, and the witness's or relay's record of the request
     ANSWER_ONLY = "answer only"  # no record of the request exists (the Copilot service)
+    LOG_AND_WIRE = "log + wire"  # the answer as the session's log holds it, and the record of the request
     RUNTIME_ERROR = "runtime error"
     GUARD = "guard"
     NOTHING = "—"
@@ -98,6 +100,8 @@ class StepFacts:
     timed_out: bool
     problems: tuple[str, ...]  # lines that were not protocol events
     notes: tuple[str, ...] = ()  # what the step driver saw besides the worker's lines (a full disk)
+    asked_runtime: str | None = None  # the versions the step asks for (None: the default)
+    asked_sdk: str | None = None
 
     @property
     def closed_before_resume(self) -> bool | None:
@@ -106,6 +110,27 @@ class StepFacts:
     @property
     def killed_on_purpose(self) -> bool:
         return any(fault.kind == "kill" for fault in self.faults)
+
+    @property
+    def loaded_all_events(self) -> bool | None:
+        """Did the last resume load every event the log held? An older runtime skips the
+        event types it does not know."""
+        log = self.eventlog
+        if log is None or log.resume_event_count is None or log.events_before_resume is None:
+            return None
+        return log.resume_event_count >= log.events_before_resume
+
+    @property
+    def substituted(self) -> str | None:
+        """How the versions that ran differ from those the step asks for, if they do."""
+        if self.ready is None:
+            return None
+        wrong = []
+        if self.asked_runtime and self.ready.runtime_version != self.asked_runtime:
+            wrong.append(f"asked for runtime {self.asked_runtime}, ran {self.ready.runtime_version}")
+        if self.asked_sdk and self.ready.sdk_version != self.asked_sdk:
+            wrong.append(f"asked for SDK {self.asked_sdk}, ran {self.ready.sdk_version}")
+        return "; ".join(wrong) or None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 A scenario names its hosts by kind (``[hosts] b = "namespace"``, ``"ssh"`` or
 ``"container"``); ``--host NAME=ssh://`` turns one into a real machine. What a host can do is asked of the host's properties
-(handoff/hosts/base.py); nothing here looks at a host's class.
+(handoff/hosts/base.py); nothing here looks at a host's class. A step that names a
+runtime or SDK version runs that version or not at all: one that is not installed makes
+the scenario *skipped*, with the command that installs it.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from handoff.coordinator.services import RunServices
+from handoff import versions
 from handoff.hosts import (
     ContainerHost,
     Host,
+    Launch,
     LocalHost,
     NamespaceHost,
     NamespaceSshHost,
@@ -22,12 +26,17 @@ from handoff.hosts import (
     missing_capability,
 )
 from handoff.protocol import COPILOT
-from handoff.scenario import CONTAINER, LOCAL, Scenario
+from handoff.scenario import CONTAINER, LOCAL, Scenario, Step
 
 
 def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
     """The reason this machine cannot run ``scenario`` (it is then *skipped*), or None."""
     settings = services.settings
+    for step in scenario.steps:
+        try:
+            step_versions(step)
+        except versions.NotAvailable as missing:
+            return f"step '{step.name}': {missing}"
     for name, kind in scenario.hosts.items():
         if name in settings.remote_hosts:
             continue
@@ -39,6 +48,16 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         if problem:
             return f"host '{name}' ({kind}): {problem}"
     return None
+
+
+def step_versions(step: Step) -> tuple[Launch, Path | None]:
+    """How the step's worker is started, and the runtime executable it is told to use (None:
+    the run's default), for the versions the step names; NotAvailable when one is not
+    installed."""
+    runtime = versions.runtime(step.runtime) if step.runtime else None
+    sdk = versions.sdk(step.sdk) if step.sdk else None
+    launch = Launch(python=sdk.python if sdk else None, runtime_cache=runtime.cache if runtime else None)
+    return launch, runtime.executable if runtime else None
 
 
 def open_hosts(scenario: Scenario, services: RunServices, workdir: Path, hosts: dict[str, Host]) -> None:

@@ -16,16 +16,17 @@ import asyncio
 import contextlib
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-from handoff.coordinator.placement import open_hosts, why_not_runnable
+from handoff.coordinator.placement import open_hosts, step_versions, why_not_runnable
 from handoff.coordinator.services import RunServices
 from handoff.coordinator.slots import Slots
 from handoff.coordinator.specs import worker_spec
 from handoff.coordinator.step_driver import StepDriver
 from handoff.faults import FaultTarget, faults_for
-from handoff.hosts import Host, Launch
+from handoff.hosts import Host
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
@@ -90,8 +91,10 @@ class ScenarioRun:
                                      self.scenario.store, step_id)
             record.steps.append(step_record)
             target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact)
-            await self.driver.run(self._spec(step, host, home, step_id), host, home, self.workdir, step_record,
-                                  faults_for(step), target, Launch(step.home == "anonymous", step.restart))
+            versioned, runtime_path = step_versions(step)
+            launch = replace(versioned, anonymous_home=step.home == "anonymous", restart=step.restart)
+            spec = self._spec(step, host, home, step_id, runtime_path or self.services.runtime_path)
+            await self.driver.run(spec, host, home, self.workdir, step_record, faults_for(step), target, launch)
             reported = step_record.view().reported_session_id
             if step.session == "passed" and reported:
                 if not safe_id(reported):  # it is about to name directories: refuse it here
@@ -108,15 +111,16 @@ class ScenarioRun:
         finally:
             await self.slots.take(returning=True)
 
-    def _spec(self, step: Step, host: Host, home: Path, session_id: str):
+    def _spec(self, step: Step, host: Host, home: Path, session_id: str, runtime_path: Path):
         store_url = None
         if self.scenario.store != "home":
             store_url = self.services.databases.url(self.scenario.name, self.scenario.store, host.on_simulated_lan)
         return worker_spec(
             self.scenario.name, step, host, host.home(home), session_id, fact=self.settings.fact,
-            backend=self.settings.backend, runtime_path=str(self.services.runtime_path),
+            backend=self.settings.backend, runtime_path=str(runtime_path),
             witness_url=host.witness_url(self.services.witness_url), store_url=store_url,
             registry_url=self._registry_url(host), app_key=self.services.app_key if step.guarded else "",
+            turn_timeout=self.scenario.turn_timeout, known_good=self.scenario.known_good,
         )
 
     def _registry_url(self, host: Host) -> str | None:

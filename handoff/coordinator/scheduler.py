@@ -20,8 +20,10 @@ from handoff.scenario import LOCAL, Scenario
 
 def expected_cost(scenario: Scenario) -> float:
     """A rough length in seconds, for scheduling only: about a second per step (a worker
-    and its runtime), more on a simulated host, plus the step's waits."""
-    return sum(1.0 + step.wait + (0.5 if step.host != LOCAL else 0.0) for step in scenario.steps)
+    and its runtime), more on a simulated host, plus the step's waits, and the turn
+    time-out of a step that expects its answer never to arrive."""
+    return sum(1.0 + step.wait + (0.5 if step.host != LOCAL else 0.0)
+               + (scenario.turn_timeout if step.expect == "undelivered" else 0.0) for step in scenario.steps)
 
 
 async def run_all(scenarios: list[Scenario], services: RunServices, place: Placement = open_hosts) -> list[ScenarioRecord]:

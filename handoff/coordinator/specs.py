@@ -12,9 +12,11 @@ from handoff.witness.tags import request_tags
 
 def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: str | None, *, fact: Fact,
                 backend: Backend, runtime_path: str, witness_url: str, store_url: str | None = None,
-                registry_url: str | None = None, app_key: str = "") -> WorkerSpec:
+                registry_url: str | None = None, app_key: str = "", turn_timeout: float = 60.0,
+                known_good: tuple[tuple[str, str], ...] = ()) -> WorkerSpec:
     """What the worker of ``step`` on ``host`` is told. ``home`` is its COPILOT_HOME as seen
-    on that host; ``witness_url`` the witness as seen from there."""
+    on that host; ``witness_url`` the witness as seen from there; ``runtime_path`` the
+    executable of the runtime version the step runs."""
     return WorkerSpec(
         scenario=scenario, step=step.name, host=host.name,
         runtime_path="" if host.has_own_runtime else runtime_path,
@@ -24,4 +26,5 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         store=store_url, owner=step.principal, guarded=step.guarded, reuse=step.reuse, registry=registry_url,
         without_provider=step.provider == "omitted", app_key=app_key,
         secrets={} if host.carries_environment else backend.secret_env(),
+        runtime_version=step.runtime, sdk_version=step.sdk, turn_timeout=turn_timeout, known_good=known_good,
     )

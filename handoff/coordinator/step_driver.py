@@ -48,7 +48,9 @@ class StepDriver:
 
     async def run(self, spec: WorkerSpec, host: Host, home: Path, workdir: Path, record: StepRecord,
                   faults: tuple[Fault, ...], target: FaultTarget, launch: Launch = Launch()) -> StepRecord:
-        """Run the step; ``record`` (already naming the step) is filled in and returned."""
+        """Run the step; ``record`` (already naming the step) is filled in and returned.
+        ``launch`` says how the worker is started (a container's home or restart, another
+        SDK or runtime version)."""
         record.started_at = time.time()
         await self._inject(faults, FaultPoint.BEFORE_STEP, target, record)
         stderr_path = workdir / f"worker-{spec.step}.stderr"

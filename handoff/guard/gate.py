@@ -10,6 +10,9 @@ refuses:
 * a session the caller does not own (the registry's owner);
 * an id that exists already, on create, unless the step continues it (``reuse``);
 * a log that changed since the last close (the receipt over its exact bytes);
+* a log whose creating runtime is not the one the registry recorded, and a resume by a
+  runtime older than the session's last writer unless the pair is declared known-good
+  (handoff/guard/compat.py);
 * a second writer while another holds the lease;
 * a receipt write (at close) by anyone but the lease's holder.
 
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import asyncio
 
+from handoff.eventlog import parse_events, summarize
+from handoff.guard.compat import downgrade_problem, origin_problem
 from handoff.guard.ids import Minter, not_minted
 from handoff.guard.receipt import Receipt, ReceiptUnreadable, changes_since
 from handoff.registry import Registry
@@ -36,12 +41,14 @@ class Refused(Exception):
 
 
 class Gate:
-    def __init__(self, registry: Registry, minter: Minter, holder: str, reuse: bool):
+    def __init__(self, registry: Registry, minter: Minter, holder: str, reuse: bool,
+                 known_good: tuple[tuple[str, str], ...] = ()):
         self.registry = registry
         self.minter = minter
         self.principal = minter.owner
         self.holder = holder
         self.reuse = reuse
+        self.known_good = known_good  # (last writer, resumer) downgrades declared safe
         self._renewing: asyncio.Task | None = None
 
     def admit_create(self, session_id: str) -> bool:
@@ -62,7 +69,7 @@ class Gate:
         if not self.minter.minted_for_me(session_id) or self.registry.owner_of(session_id) != self.principal:
             raise Refused(DENIED)
 
-    def admit_resume(self, session_id: str, log: bytes | None) -> None:
+    def admit_resume(self, session_id: str, log: bytes | None, runtime_version: str = "") -> None:
         self.admit(session_id)
         stored = self.registry.receipt_of(session_id)
         if stored is not None:
@@ -72,7 +79,17 @@ class Gate:
                 raise Refused(f"the session's receipt cannot be checked: {unreadable}") from None
             if change:
                 raise Refused(f"the session's log changed since its last close ({change})")
+        self.admit_version(session_id, log, runtime_version)
         self.take_lease(session_id)
+
+    def admit_version(self, session_id: str, log: bytes | None, runtime_version: str) -> None:
+        """The log was made by the runtime the registry says, and this runtime is not older
+        than the last one that wrote it (unless that pair is declared known-good)."""
+        created, last_writer = self.registry.versions_of(session_id) or (None, None)
+        logged = summarize(*parse_events(log or b"")).created_by
+        problem = origin_problem(created, logged) or downgrade_problem(last_writer, runtime_version, self.known_good)
+        if problem:
+            raise Refused(problem)
 
     def take_lease(self, session_id: str) -> None:
         if not self.registry.take_lease(session_id, self.holder, LEASE_SECONDS):

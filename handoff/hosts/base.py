@@ -46,12 +46,17 @@ def worker_env(passed: tuple[str, ...] = (), user_dir: str | None = None) -> dic
 
 @dataclass(frozen=True)
 class Launch:
-    """How a step wants its worker started, beyond the store it is given. Only container
-    hosts have more than one way: a new container whose home is an anonymous volume of
-    its own, or the host's previous container started again (a restart)."""
+    """How a step wants its worker started, beyond the store it is given. A container host
+    has more than one way: a new container whose home is an anonymous volume of its own,
+    or the host's previous container started again (a restart). A step running other
+    versions than the default needs the interpreter of another SDK's virtual environment
+    (None: the tool's own) and the cache its runtime unpacks itself into (None: the
+    host's own); only ``local`` runs those."""
 
     anonymous_home: bool = False
     restart: bool = False
+    python: Path | None = None
+    runtime_cache: Path | None = None
 
 
 class Host(ABC):
@@ -73,7 +78,8 @@ class Host(ABC):
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path,
                            launch: Launch = Launch()) -> asyncio.subprocess.Process:
         """Start a worker whose sessions live in ``store`` (a directory on this machine,
-        or, on a container host, what stands for a volume)."""
+        or, on a container host, what stands for a volume). Only ``local`` takes another
+        SDK or runtime in ``launch`` (the scenario loader refuses versions on other hosts)."""
 
     @abstractmethod
     def home(self, store: Path) -> str:

@@ -1,11 +1,18 @@
-"""This machine as a host: workers forked from the zygote, or spawned as new interpreters."""
+"""This machine as a host: workers forked from the zygote, or spawned as new interpreters.
+
+A step with another SDK version is always spawned, from that SDK's virtual environment:
+the zygote has the default SDK imported, so a worker forked from it would run the
+default SDK whatever the step asked for. The project is not installed in those
+environments; PYTHONPATH points the interpreter at it (it needs only the worker's own
+dependencies, which the environment pins: msgspec, psutil, psycopg).
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from handoff.hosts.base import PIPES, USER_DIRS, Host, Launch, worker_env
+from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
 
 
@@ -24,8 +31,14 @@ class LocalHost(Host):
         self.user_dir = USER_DIRS / "local"
         self.user_dir.mkdir(parents=True, exist_ok=True)
 
-    async def start_worker(self, tracker, store, stderr, cwd, launch=Launch()):
+    async def start_worker(self, tracker, store, stderr, cwd, launch: Launch = Launch()):
         env = worker_env(self.passed_env, str(self.user_dir))
+        if launch.runtime_cache is not None:
+            env["XDG_CACHE_HOME"] = str(launch.runtime_cache)  # each runtime version unpacks into its own
+        if launch.python is not None:
+            env["PYTHONPATH"] = str(PROJECT_ROOT)
+            return await tracker.spawn(str(launch.python), "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=env,
+                                       **PIPES)
         if self.zygote is not None:
             return await self.zygote.fork(env, cwd, stderr)
         return await tracker.spawn(sys.executable, "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=env, **PIPES)

@@ -18,7 +18,7 @@ FORMATS = ("table", "markdown", "json")
 
 HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
            "fact\nreached\nmodel", "event log", "verdict", "evidence", "expected", "match"]
-WIDTHS = [None, None, 16, 10, None, 24, None, 26, None, 8, 10, None]
+WIDTHS = [None, None, 18, 10, None, 24, None, 26, None, 8, 10, None]
 COLUMNS = (cells.turn, lambda t: cells.ran_in(t.step), lambda t: cells.store(t.step), cells.closed_before_resume,
            cells.answer, cells.fact_reached_model, cells.event_log, cells.verdict, cells.evidence, cells.expected,
            cells.match)
@@ -122,5 +122,14 @@ def sessions_table(sessions: list) -> str:
     if not sessions:
         return "no sessions registered"
     body = [[s.session_id, s.owner, _when(s.created_at, s.created_on), _when(s.last_resumed_at, s.last_resumed_on),
-             s.runtime_version, s.turns, (s.summary or "")[:40]] for s in sessions]
-    return tabulate(body, headers=["id", "owner", "created", "last resumed", "runtime", "turns", "summary"])
+             _pair(s.created_runtime, s.created_sdk), _pair(s.runtime_version, s.sdk_version), s.turns,
+             (s.summary or "")[:40]] for s in sessions]
+    return tabulate(body, headers=["id", "owner", "created", "last resumed", "created by", "last written by", "turns",
+                                   "summary"])
+
+
+def _pair(runtime: str | None, sdk: str | None) -> str:
+    """Runtime and SDK as the registry recorded them."""
+    if not runtime:
+        return cells.DASH
+    return f"runtime {runtime}" + (f", SDK {sdk}" if sdk else "")

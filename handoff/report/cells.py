@@ -34,7 +34,8 @@ def ran_in(step: StepFacts | None) -> str:
     if step.ready is None:
         return f"{step.step}: no runtime"
     address = f" {step.ready.address}" if step.ready.address else ""
-    return f"{step.step} pid {step.ready.pid}@{step.ready.hostname}{address}"
+    return (f"{step.step} pid {step.ready.pid}@{step.ready.hostname}{address}, runtime {step.ready.runtime_version}, "
+            f"SDK {step.ready.sdk_version}")
 
 
 def store(step: StepFacts | None) -> str:
@@ -77,7 +78,10 @@ def event_log(judged: TurnJudgement) -> str:
     log = step.eventlog
     if log and log.found:
         if log.resumes:
-            parts.append(f"resume loaded {log.resume_event_count} events")
+            if step.loaded_all_events is False:
+                parts.append(f"resume loaded {log.resume_event_count} of {log.events_before_resume} events")
+            else:
+                parts.append(f"resume loaded {log.resume_event_count} events")
             if log.already_in_use:
                 parts.append("alreadyInUse")
         if log.starts > 1:
@@ -97,6 +101,8 @@ def event_log(judged: TurnJudgement) -> str:
             parts.append(f"listed {len(action.listed or ())}")
         elif action.action == "discover":
             parts.append(f"registry lists {len(action.registered or ())}")
+    if log and log.last_reply and any(f.action == "ask" for f in step.failures):
+        parts.append("the log holds a reply the app never got")
     for failure in step.failures:
         parts.append(f"{failure.action} failed")
     if step.problems:

@@ -69,7 +69,7 @@ class Interpreter:
         self.runtime = self._new_runtime()
         if spec.guarded:
             self.sessions = GuardedSessions(self.runtime, self.store, spec.owner, hostname, f"{hostname}:{os.getpid()}",
-                                            spec.reuse, bytes.fromhex(spec.app_key))
+                                            spec.reuse, bytes.fromhex(spec.app_key), spec.known_good)
         else:
             self.sessions = Sessions(self.runtime, self.store, spec.owner, hostname)
 
@@ -89,14 +89,44 @@ class Interpreter:
         ))
         ok = True
         try:
-            for action in self.spec.actions:
-                ok = await self._do(action) and ok
+            substituted = self._substituted(version)
+            if substituted:
+                ok = False
+                self.emit(ActionFailed(t=time.time(), action="start", message=substituted))
+                for action in self.spec.actions:
+                    self.emit(Skipped(t=time.time(), action=action, reason="not the runtime or SDK the step asks for"))
+            else:
+                for action in self.spec.actions:
+                    ok = await self._do(action) and ok
         finally:
-            await self.runtime.stop()
+            ok = await self._stop() and ok
         if self.session_id:
             self.emit(report(self.session_id, self.store.events_log(self.session_id)))
         self.store.close()
         return ok
+
+    def _substituted(self, runtime_version: str) -> str | None:
+        """What is not the version the step asks for: a step that names a version measures
+        that version or nothing."""
+        wrong = []
+        if self.spec.runtime_version and runtime_version != self.spec.runtime_version:
+            wrong.append(f"asked for runtime {self.spec.runtime_version}, the runtime reports {runtime_version}")
+        if self.spec.sdk_version and SDK_VERSION != self.spec.sdk_version:
+            wrong.append(f"asked for SDK {self.spec.sdk_version}, this worker runs SDK {SDK_VERSION}")
+        return "; ".join(wrong) or None
+
+    async def _stop(self) -> bool:
+        """Stop the runtime. An old runtime lacks the calls the SDK makes to stop it (1.0.40
+        has no session.detach or runtime.shutdown): that is reported, and the worker still
+        reads the session's log."""
+        started = time.monotonic()
+        try:
+            await self.runtime.stop()
+        except Exception as error:
+            self.emit(ActionFailed(t=time.time(), action="stop", message=self.backend.scrub(_one_line(error)),
+                                   ms=_ms(started)))
+            return False
+        return True
 
     async def _do(self, action: str) -> bool:
         needs_session = action in TURN_ACTIONS or action == "close"
@@ -190,7 +220,7 @@ class Interpreter:
         self.turns += 1
         # The turn tags the request for the witness or relay; the Copilot service gets no tags.
         tags = {TAG_HEADERS["turn"]: str(self.turns)} if self.backend.seen_on_the_wire else {}
-        answer = await self.runtime.send(session or self.session, prompt, tags)
+        answer = await self.runtime.send(session or self.session, prompt, tags, self.spec.turn_timeout)
         if self.store.registry:
             self.store.registry.turned(self.session_id, prompt)
         self.emit(Turn(t=time.time(), turn=self.turns, kind=kind, session_id=self.session_id, prompt=prompt,
@@ -235,4 +265,6 @@ def _ms(since: float) -> int:
 
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
+    if isinstance(error, BaseExceptionGroup):  # say what went wrong, not only how many things did
+        text = f"{error.message}: " + "; ".join(_one_line(inner) for inner in error.exceptions)
     return text[:400]

@@ -20,8 +20,8 @@ from copilot.session_fs_provider import SessionFsFileInfo, SessionFsProvider
 
 from handoff.stores.files import STATE_ROOT, SessionFiles
 
-SDK_VERSION = package_version("github-copilot-sdk")
-TURN_TIMEOUT_SECONDS = 60.0
+SDK_VERSION = package_version("github-copilot-sdk")  # of the environment this worker runs in
+TURN_TIMEOUT_SECONDS = 60.0  # the SDK's own default
 
 
 @dataclass(frozen=True)
@@ -161,9 +161,10 @@ class Runtime:
         )
 
     @staticmethod
-    async def send(session: CopilotSession, prompt: str, headers: dict[str, str]) -> str | None:
+    async def send(session: CopilotSession, prompt: str, headers: dict[str, str],
+                   timeout: float = TURN_TIMEOUT_SECONDS) -> str | None:
         """Send one turn and return the assistant's final text (None if it gave none)."""
-        reply = await session.send_and_wait(prompt, request_headers=headers, timeout=TURN_TIMEOUT_SECONDS)
+        reply = await session.send_and_wait(prompt, request_headers=headers, timeout=timeout)
         return getattr(reply.data, "content", None) if reply else None
 
     @staticmethod

@@ -13,7 +13,7 @@ from typing import Any
 
 from handoff.guard.gate import Gate
 from handoff.guard.ids import Minter
-from handoff.worker.sdk import Runtime, StoredSession
+from handoff.worker.sdk import SDK_VERSION, Runtime, StoredSession
 from handoff.worker.store import DatabaseStore, HomeStore
 
 
@@ -37,13 +37,13 @@ class Sessions:
         session = await self.runtime.create(session_id)
         created = self.runtime.session_id(session)
         if self.registry:
-            self.registry.created(created, self.owner, self.hostname, self.runtime_version)
+            self.registry.created(created, self.owner, self.hostname, self.runtime_version, SDK_VERSION)
         return session, created, False
 
     async def resume(self, session_id: str, runtime: Runtime | None = None) -> Any:
         session = await (runtime or self.runtime).resume(session_id)
         if self.registry:
-            self.registry.resumed(session_id, self.hostname, self.runtime_version)
+            self.registry.resumed(session_id, self.hostname, self.runtime_version, SDK_VERSION)
         return session
 
     async def listed(self) -> list[StoredSession]:
@@ -64,10 +64,10 @@ class Sessions:
 
 
 class GuardedSessions(Sessions):
-    """Every call checked by the gate first: ids at create, owners, receipts, leases."""
+    """Every call checked by the gate first: ids at create, owners, receipts, versions, leases."""
 
     def __init__(self, runtime: Runtime, store: HomeStore | DatabaseStore, owner: str, hostname: str, holder: str,
-                 reuse: bool, app_key: bytes):
+                 reuse: bool, app_key: bytes, known_good: tuple[tuple[str, str], ...] = ()):
         super().__init__(runtime, store, owner, hostname)
         if self.registry is None:
             raise LookupError("a guarded step needs a registry (a database store or a registry file)")
@@ -75,7 +75,8 @@ class GuardedSessions(Sessions):
             raise LookupError("a guarded step needs the app's key for minting ids (the coordinator gives it)")
         self.holder = holder
         self.minter = Minter(app_key, owner)
-        self.gate = Gate(self.registry, self.minter, holder, reuse)
+        self.known_good = known_good
+        self.gate = Gate(self.registry, self.minter, holder, reuse, known_good)
 
     def mint(self, business_key: str | None) -> str:
         """A new id (None), or the id of the app's case ``business_key``: either way bound
@@ -92,8 +93,9 @@ class GuardedSessions(Sessions):
 
     async def resume(self, session_id: str, runtime: Runtime | None = None) -> Any:
         # A second runtime in this worker is a second writer: it holds no lease of its own.
-        gate = self.gate if runtime is None else Gate(self.registry, self.minter, f"{self.holder}:second", reuse=False)
-        gate.admit_resume(session_id, self.store.events_log(session_id))
+        gate = self.gate if runtime is None else Gate(self.registry, self.minter, f"{self.holder}:second", reuse=False,
+                                                      known_good=self.known_good)
+        gate.admit_resume(session_id, self.store.events_log(session_id), self.runtime_version)
         if runtime is None:
             self.gate.keep_lease(session_id)
         return await super().resume(session_id, runtime)

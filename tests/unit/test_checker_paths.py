@@ -249,7 +249,8 @@ def test_the_exit_code_says_what_to_do(turns, code):
 
 
 def test_the_event_log_report_carries_every_count():
-    events = [{"id": "1", "type": "session.start"}, {"id": "2", "parentId": "1", "type": "user.message"},
+    events = [{"id": "1", "type": "session.start", "data": {"copilotVersion": "1.0.102"}},
+              {"id": "2", "parentId": "1", "type": "user.message"},
               {"id": "3", "parentId": "2", "type": "session.shutdown"},
               {"id": "4", "parentId": "3", "type": "session.resume", "data": {"eventCount": 3, "alreadyInUse": True}},
               {"id": "5", "parentId": "3", "type": "user.message"}]
@@ -260,7 +261,7 @@ def test_the_event_log_report_carries_every_count():
     reported = report("sid", data)
     assert reported == EventLog(t=reported.t, session_id="sid", found=True, events=5, starts=1, resumes=1,
                                 closed_before_resume=True, resume_event_count=3, already_in_use=True,
-                                branch_points=1, unreadable_lines=3)
+                                branch_points=1, unreadable_lines=3, created_by="1.0.102", events_before_resume=3)
     assert decode(encode(reported)) == reported  # a real event of the protocol, timestamp and all
     no_resume = report("sid", b'{"id": "1", "type": "session.start"}\n')
     assert (no_resume.closed_before_resume, no_resume.resume_event_count, no_resume.already_in_use) == (None, None, None)

@@ -64,7 +64,7 @@ def asked(*events, evidence=(), spec=ASKER, **outcome):
 def test_answer_with_the_fact_that_the_model_was_sent_is_kept():
     row = asked(turn(1, "ask", RECALLED), FINISHED, evidence=[seen("B", 1, True)])
     assert (row.verdict, row.as_expected, row.fact_reached_model, row.kind, row.turn) == ("kept", True, "yes", "ask", 2)
-    assert cells.ran_in(row.step) == "B pid 41@h"
+    assert cells.ran_in(row.step) == "B pid 41@h, runtime 1.0.102, SDK 1.0.25"
     assert cells.store(row.step) == "shared"
 
 

@@ -2,7 +2,7 @@
 
 import json
 
-from handoff.eventlog import EventLogSummary, Resume, events_path, read_events, summarize, summarize_file
+from handoff.eventlog import EventLogSummary, Resume, events_path, read_events, report, summarize, summarize_file
 
 
 def event(kind, id_, parent=None, **data):
@@ -18,7 +18,7 @@ def test_resume_after_shutdown_was_closed_before():
     events = chain("session.start", "user.message", "session.shutdown")
     events.append(event("session.resume", "r", "2", eventCount=3, alreadyInUse=False))
     summary = summarize(events)
-    assert summary.resumes == (Resume(event_count=3, already_in_use=False, closed_before=True),)
+    assert summary.resumes == (Resume(event_count=3, already_in_use=False, closed_before=True, events_before=3),)
     assert summary.last_resume.closed_before is True
     assert summary.unreadable_lines == 0  # none were given
 
@@ -45,7 +45,7 @@ def test_resume_reads_event_count_and_already_in_use():
 
 def test_resume_without_data_reads_none():
     summary = summarize([{"id": "r", "type": "session.resume"}])
-    assert summary.last_resume == Resume(None, None, False)
+    assert summary.last_resume == Resume(None, None, False, 0)
 
 
 def test_counts_events_and_starts():
@@ -75,7 +75,7 @@ def test_read_events_counts_torn_lines_and_skips_blank_ones(tmp_path):
 def test_summarize_file(tmp_path):
     lines = [json.dumps(e) for e in chain("session.start", "session.shutdown", "session.resume")] + ["torn{"]
     summary = summarize_file(write_lines(tmp_path / "events.jsonl", lines))
-    assert summary == EventLogSummary(events=3, starts=1, resumes=(Resume(None, None, True),), unreadable_lines=1)
+    assert summary == EventLogSummary(events=3, starts=1, resumes=(Resume(None, None, True, 2),), unreadable_lines=1)
 
 
 def test_summarize_file_is_none_without_a_log(tmp_path):
@@ -85,3 +85,30 @@ def test_summarize_file_is_none_without_a_log(tmp_path):
 
 def test_events_path(tmp_path):
     assert events_path(tmp_path, "abc") == tmp_path / "session-state" / "abc" / "events.jsonl"
+
+
+def test_the_creating_runtime_is_the_first_start_s_copilot_version():
+    events = [event("session.start", "0", copilotVersion="1.0.92"), event("session.resume", "1", "0"),
+              event("session.start", "2", copilotVersion="1.0.102")]
+    assert summarize(events).created_by == "1.0.92"
+    assert summarize(chain("session.resume")).created_by is None
+
+
+def test_events_before_resume_is_what_there_was_to_load():
+    """A resume that loads fewer events than the log held skipped some (an older runtime
+    skips event types it does not know)."""
+    events = chain("session.start", "user.message", "session.usage_record", "session.shutdown")
+    events.append(event("session.resume", "r", "3", eventCount=3))
+    log = report("s", "\n".join(json.dumps(e) for e in events).encode())
+    assert (log.events_before_resume, log.resume_event_count) == (4, 3)
+
+
+def test_the_last_reply_follows_the_last_prompt():
+    """A turn the runtime answered into the log, whether or not the app got the answer."""
+    events = [event("user.message", "0", content="tell"), event("assistant.message", "1", "0", content="OK"),
+              event("user.message", "2", "1", content="ask"), event("assistant.turn_start", "3", "2"),
+              event("assistant.message", "4", "3", content=""), event("assistant.message", "5", "4", content="It is X.")]
+    summary = summarize(events)
+    assert (summary.last_prompt, summary.last_reply) == ("ask", "It is X.")
+    unanswered = summarize(events[:3])
+    assert (unanswered.last_prompt, unanswered.last_reply) == ("ask", None)

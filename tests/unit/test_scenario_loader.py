@@ -91,7 +91,7 @@ STEP_ERRORS = {
     "turn without opening": (step(actions='["tell", "close"]', extra=""), "field 'actions' has the turn 'tell' before any create or resume"),
     "ask without expect": (step(extra=""), "field 'expect' is missing"),
     "expect without ask": (step(actions='["resume", "tell"]'), "field 'expect' is set but the step has no 'ask'"),
-    "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, refused, no-provider, got 'maybe'"),
+    "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, refused, no-provider, undelivered, got 'maybe'"),
     "bad home": (step(extra='expect = "kept"\nhome = "cloud"'), "field 'home' must be one of shared, own, copied, anonymous, got 'cloud'"),
     "bad session": (step(extra='expect = "kept"\nsession = "any"'), "field 'session' must be one of passed, unknown"),
     "actions not a list": (step(actions='"resume"', extra=""), "field 'actions' must be list, got str"),
