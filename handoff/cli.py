@@ -125,6 +125,57 @@ def run(
     raise typer.Exit(judgement.exit_code())
 
 
+@app.command()
+def skew(
+    runtime: Annotated[Optional[list[str]], typer.Option(
+        "--runtime", metavar="VERSION", help="A runtime version the grid spans (repeat it; default: every installed one).")] = None,
+    sdk: Annotated[Optional[list[str]], typer.Option(
+        "--sdk", metavar="VERSION", help="An SDK version the grid spans (repeat it; default: every installed one).")] = None,
+    fact: Annotated[str, typer.Option(help="The value the model is asked to remember.")] = DEFAULT_VALUE,
+    topic: Annotated[str, typer.Option(help="What the value is a favourite of.")] = DEFAULT_TOPIC,
+    jobs: Annotated[int, typer.Option(min=1, help="Cells run at once.")] = os.cpu_count() or 1,
+    json_path: Annotated[Optional[Path], typer.Option("--json", help="Also write the run's record and judgement here.")] = None,
+    runs_dir: RunsDirOption = None,
+) -> None:
+    """Resume across versions: a grid of verdicts, created-by rows × resumed-by columns.
+
+    For every pair of installed runtime/SDK versions (install them with `make runtimes`), one
+    process creates a session, tells the fact and closes; a new process on the other pair
+    resumes it from the same home and asks. Exits 0 when every cell is what
+    scenarios/skew/expected.toml expects. Stored as a run (`handoff report`, `handoff diff`)."""
+    from handoff import coordinator
+    from handoff import skew as grid
+    from handoff.checker.checks import judge
+    from handoff.runs import store as runs
+
+    runs_dir = runs_dir or runs.RUNS_DIR
+    try:
+        the_fact = inputs.fact(fact, topic)
+        runtimes, sdks = grid.chosen_versions(runtime or [], sdk or [])
+        cells = grid.plan(grid.pairs(runtimes, sdks))
+        if json_path is not None:
+            inputs.writable_file(json_path, "--json")
+        inputs.writable_directory(runs_dir, "--runs-dir")
+        jobs = _jobs_for_memory(jobs, cells)
+        _remove_leftovers(quiet=False)
+        typer.echo(f"{len(cells)} cells: runtime {', '.join(runtimes)} × SDK {', '.join(sdks)}, both ways, "
+                   f"{jobs} at a time ...", err=True)
+        record = coordinator.run(cells, coordinator.RunSettings(fact=the_fact, jobs=jobs), command=grid.COMMAND)
+    except UserError as error:
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+    except coordinator.CoordinatorError as error:
+        raise _fail(str(error), ExitCode.TOOL_FAILED)
+    except KeyboardInterrupt:
+        raise _fail(_after_interrupt(), ExitCode.INTERRUPTED)
+    stored = runs.save(record, runs_dir)
+    judgement = judge(record)
+    typer.echo(report.rendered(record, judgement, "table"))
+    typer.echo(f"\nStored as {record.id} ({stored}): `handoff report {record.id}` shows it again.", err=True)
+    if json_path is not None:
+        _write_atomically(json_path, report.as_json(record, judgement))
+    raise typer.Exit(judgement.exit_code())
+
+
 def _after_interrupt() -> str:
     """What an interrupted run says, having checked that it is true."""
     from handoff import leftovers

@@ -40,8 +40,10 @@ from handoff.stores.database import redacted
 __all__ = ["CoordinatorError", "RunSettings", "run"]
 
 
-def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None = None) -> RunRecord:
-    """Run the scenarios and return what was observed."""
+def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None = None,
+        command: str = "run") -> RunRecord:
+    """Run the scenarios and return what was observed; ``command`` is what the record is
+    stored as ("run", or "skew" for a version grid)."""
     runtime_path = locate_runtime()
     preflight(settings.backend)
     started = time.time()
@@ -61,7 +63,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
                     shutil.rmtree(run_dir, ignore_errors=True)
     reported = next((ready.runtime_version for scenario in records for step in scenario.steps
                      if (ready := step.view().ready) is not None), None)
-    return RunRecord(new_run_id(started), "run", started, time.time(), this_machine(reported), options(settings),
+    return RunRecord(new_run_id(started), command, started, time.time(), this_machine(reported), options(settings),
                      records)
 
 

@@ -11,8 +11,9 @@ import msgspec
 from tabulate import tabulate
 
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement
-from handoff.report import cells
+from handoff.report import cells, skew_grid
 from handoff.runs.record import RunRecord
+from handoff.skew import COMMAND as SKEW
 
 FORMATS = ("table", "markdown", "json")
 
@@ -105,6 +106,8 @@ def as_json(record: RunRecord, judgement: RunJudgement) -> bytes:
 
 
 def rendered(record: RunRecord, judgement: RunJudgement, form: str) -> str:
+    if record.command == SKEW and form != "json":  # a version grid reads as a grid
+        return skew_grid.markdown(record, judgement) if form == "markdown" else skew_grid.render(record, judgement)
     if form == "markdown":
         return markdown(judgement)
     if form == "json":

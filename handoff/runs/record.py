@@ -153,7 +153,7 @@ class RunOptions(msgspec.Struct, frozen=True):
 
 class RunRecord(msgspec.Struct):
     id: str
-    command: str  # "run" or "lab"
+    command: str  # "run", "lab" or "skew" (a version grid: handoff/skew/)
     started_at: float
     finished_at: float
     versions: Versions

@@ -123,11 +123,13 @@ class FakeHost(Host):
         self.tracker = tracker
         self.fail_to_start = fail_to_start
         self.workers: list[FakeWorker] = []
+        self.launches: list = []  # how each worker was to be started (another SDK, another runtime's cache)
         self.closed = False
 
     async def start_worker(self, tracker, store: Path, stderr, cwd: Path, launch=None) -> FakeWorker:
         if self.fail_to_start:
             raise RuntimeError(self.fail_to_start)
+        self.launches.append(launch)
         worker = FakeWorker(self.script)
         self.workers.append(worker)
         self.tracker.workers[worker.pid] = worker

@@ -220,3 +220,72 @@ def test_a_resume_without_provider_settings_is_its_own_verdict():
 def test_any_other_ask_failure_stays_unknown():
     row = asked(error("ask", "Execution failed: something else"), FINISHED)
     assert (row.verdict, row.evidence) == ("unknown", "runtime error")
+
+
+# Versions: an answer written to the log but never delivered, a substituted version, skipped events
+
+TIMEOUT = "Timeout after 20.0s waiting for response completion"
+
+
+def answered_in_the_log(reply, prompt=FACT.question_prompt):
+    return msgspec.structs.replace(eventlog(True), last_prompt=prompt, last_reply=reply)
+
+
+def test_an_answer_in_the_log_that_never_reached_the_app_is_undelivered():
+    spec = Step("B", ("resume", "ask", "close"), expect="undelivered")
+    row = asked(error("ask", TIMEOUT), answered_in_the_log(RECALLED), FINISHED, evidence=[seen("B", 1, True)],
+                spec=spec)
+    assert (row.verdict, row.evidence, row.as_expected, row.fact_reached_model) == (
+        "undelivered", "log + wire", True, "yes")
+    assert row.turn == 2  # the turn happened (the log shows it); only its answer went missing
+    assert "never delivered" in row.reason and TIMEOUT in row.reason and RECALLED in row.reason
+    assert cells.answer(row) == "—"  # the app got nothing
+    assert "the log holds a reply the app never got" in cells.event_log(row)
+
+
+def test_undelivered_needs_the_wire_to_agree():
+    row = asked(error("ask", TIMEOUT), answered_in_the_log(RECALLED), FINISHED, evidence=[seen("B", 1, False)])
+    assert row.verdict == "unknown"
+    assert "never delivered" in row.reason
+
+
+def test_a_log_whose_last_prompt_is_another_question_is_not_this_turn_s_answer():
+    row = asked(error("ask", TIMEOUT), answered_in_the_log(RECALLED, prompt="something else"), FINISHED,
+                evidence=[seen("B", 1, True)])
+    assert (row.verdict, row.evidence) == ("unknown", "runtime error")
+
+
+def test_an_answer_in_the_log_without_the_fact_is_lost_and_says_it_was_never_delivered():
+    row = asked(error("ask", TIMEOUT), answered_in_the_log(NOT_KNOWN), FINISHED, evidence=[seen("B", 1, False)])
+    assert (row.verdict, row.evidence) == ("lost", "log + wire")
+    assert "never delivered" in row.reason
+
+
+def test_a_step_on_another_version_than_it_asks_for_measures_nothing():
+    spec = Step("B", ("resume", "ask", "close"), expect="kept", runtime="1.0.92", sdk="1.0.24")
+    row = asked(turn(1, "ask", RECALLED), FINISHED, evidence=[seen("B", 1, True)], spec=spec)
+    assert (row.verdict, row.as_expected) == ("unknown", None)
+    assert "asked for runtime 1.0.92, ran 1.0.102; asked for SDK 1.0.24, ran 1.0.25" in row.reason
+    right = msgspec.structs.replace(READY, runtime_version="1.0.92", sdk_version="1.0.24")
+    teller = ran("A", READY, turn(1, "tell", "OK"), FINISHED)
+    *_, good = rows([TELLER, spec], [teller, ran("B", right, turn(1, "ask", RECALLED), FINISHED)],
+                    [seen("A", 1, True), seen("B", 1, True)])
+    assert (good.verdict, cells.ran_in(good.step)) == ("kept", "B pid 41@h, runtime 1.0.92, SDK 1.0.24")
+
+
+def test_a_worker_that_refused_a_substituted_runtime_is_unknown_with_its_words():
+    message = "asked for runtime 1.0.92, the runtime reports 1.0.102"
+    row = asked(error("start", message), Skipped(t=0.0, action="ask", reason="not the runtime"), FINISHED)
+    assert row.verdict == "unknown" and message in row.reason
+
+
+def test_a_resume_that_skipped_events_is_shown_and_can_be_expected():
+    spec = Step("B", ("resume", "ask", "close"), expect="kept", loaded_all_events=False)
+    skipped = msgspec.structs.replace(eventlog(True), events_before_resume=8, resume_event_count=7)
+    row = asked(turn(1, "ask", RECALLED), skipped, FINISHED, evidence=[seen("B", 1, True)], spec=spec)
+    assert (row.verdict, row.as_expected, cells.expected(row)) == ("kept", True, "kept, events skipped")
+    assert "the resume loaded 7 of the 8 events in the log" in row.reason
+    assert cells.event_log(row) == "resume loaded 7 of 8 events"
+    complete = msgspec.structs.replace(skipped, resume_event_count=8)
+    row = asked(turn(1, "ask", RECALLED), complete, FINISHED, evidence=[seen("B", 1, True)], spec=spec)
+    assert row.as_expected is False  # it loaded everything: not what the scenario says

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from handoff import versions
 from handoff.checker.checks import judge_scenario
 from handoff.checker.verdicts import Verdict
 from handoff.coordinator.scenario_run import ScenarioRun
@@ -16,7 +17,9 @@ from handoff.coordinator.scheduler import run_all
 from handoff.coordinator.services import RunServices, RunSettings
 from handoff.coordinator.slots import Slots
 from handoff.fact import Fact
+from handoff.hosts import Launch
 from handoff.protocol import AFTER_TURN, ActionDone, Holding
+from handoff.runtime_locator import platform_package
 from handoff.scenario import LOCAL, Scenario, Step
 from handoff.stores import session_state
 
@@ -183,3 +186,58 @@ def test_a_waiting_step_gives_its_slot_back_and_takes_it_again(tmp_path, waits):
     record, host = run(scenario(A, Step("B", ("resume", "ask", "close"), wait=waits, expect="kept")), tmp_path,
                        by_step(A=a_worker, B=b_worker))
     assert len(host.workers) == 2 and not record.crashed
+
+
+# Steps that name versions
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """Runtime 1.0.92 and SDK 1.0.24 pinned and installed, 1.0.40 pinned only."""
+    root = tmp_path / "project"
+    for name, folder in (("RUNTIMES_DIR", "runtimes"), ("SDKS_DIR", "sdks"), ("SDK_VENVS", "venvs"),
+                         ("RUNTIME_CACHES", "caches")):
+        monkeypatch.setattr(versions, name, root / folder)
+    for version in ("1.0.92", "1.0.40"):
+        (root / "runtimes" / version).mkdir(parents=True)
+        (root / "runtimes" / version / "package-lock.json").write_text("{}")
+    executable = root / "runtimes" / "1.0.92" / "node_modules" / "@github" / platform_package() / "copilot"
+    executable.parent.mkdir(parents=True)
+    executable.write_text("")
+    (root / "sdks" / "1.0.24").mkdir(parents=True)
+    (root / "sdks" / "1.0.24" / "requirements.txt").write_text("")
+    (root / "venvs" / "1.0.24" / "bin").mkdir(parents=True)
+    (root / "venvs" / "1.0.24" / "bin" / "python").write_text("")
+    (root / "venvs" / "1.0.24" / ".installed").write_text("")
+    return root
+
+
+def test_a_step_s_versions_reach_its_spec_and_how_its_worker_is_started(tmp_path, installed):
+    on_other_versions = Step("B", ("resume", "ask", "close"), expect="kept", runtime="1.0.92", sdk="1.0.24")
+    record, host = run(scenario(A, on_other_versions, turn_timeout=20.0, known_good=(("1.0.102", "1.0.92"),)),
+                       tmp_path / "run", by_step(A=a_worker, B=b_worker))
+    default, other = host.specs
+    assert (default.runtime_version, default.sdk_version, default.runtime_path) == (None, None, "/no/runtime")
+    assert (other.runtime_version, other.sdk_version) == ("1.0.92", "1.0.24")
+    assert other.runtime_path == str(installed / "runtimes" / "1.0.92" / "node_modules" / "@github" / platform_package() / "copilot")
+    assert (other.turn_timeout, other.known_good) == (20.0, (("1.0.102", "1.0.92"),))
+    first, second = host.launches
+    assert first == Launch()  # the default pair: the host's own interpreter and cache
+    assert second == Launch(python=installed / "venvs" / "1.0.24" / "bin" / "python",
+                            runtime_cache=installed / "caches" / "1.0.92")
+
+
+def test_a_container_step_s_home_and_restart_reach_how_its_worker_is_started(tmp_path):
+    """One Launch carries both a container's home and restart and a step's versions: the
+    container's part is not lost for a step that names no version."""
+    record, host = run(scenario(Step("A", A.actions, home="anonymous"), Step("B", B.actions, expect="kept", restart=True)),
+                       tmp_path / "run", by_step(A=a_worker, B=b_worker))
+    assert host.launches == [Launch(anonymous_home=True), Launch(restart=True)]
+    assert [step.home for step in record.steps] == ["anonymous", "restarted"]
+
+
+def test_a_version_that_is_not_installed_skips_the_scenario_with_the_install_command(tmp_path, installed):
+    record, host = run(scenario(A, Step("B", ("resume", "ask", "close"), expect="kept", runtime="1.0.40")),
+                       tmp_path / "run", by_step(A=a_worker, B=b_worker))
+    assert record.skipped == "step 'B': runtime 1.0.40 is not installed: run `make runtimes`"
+    assert host.specs == []
+    assert judge_scenario(record, FACT).turns[0].verdict == Verdict.SKIPPED

@@ -97,6 +97,12 @@ STEP_ERRORS = {
     "actions not a list": (step(actions='"resume"', extra=""), "field 'actions' must be list, got str"),
     "closed not a bool": (step(extra='expect = "kept"\nclosed_before_resume = "yes"'),
                           "field 'closed_before_resume' must be bool, got str"),
+    "malformed runtime": (step(extra='expect = "kept"\nruntime = "latest"'),
+                          'field \'runtime\' must be a version number such as "1.0.92", got \'latest\''),
+    "runtime not a string": (step(extra='expect = "kept"\nruntime = 1.0'), "field 'runtime' must be str, got float"),
+    "malformed sdk": (step(extra='expect = "kept"\nsdk = "1.0"'), "field 'sdk' must be a version number"),
+    "loaded events not a bool": (step(extra='expect = "kept"\nloaded_all_events = 1'),
+                                 "field 'loaded_all_events' must be bool, got int"),
 }
 
 
@@ -200,3 +206,29 @@ def test_a_container_restart_and_an_anonymous_home_load(tmp_path):
     loaded = load(write(tmp_path, text))
     assert [(s.host, s.home, s.restart) for s in loaded.steps] == [("a", "anonymous", False), ("a", "shared", True)]
     assert loaded.host_kinds == {"container"}
+
+
+def test_steps_name_versions_and_the_scenario_its_turn_timeout_and_known_good_pairs(tmp_path):
+    text = ('turn_timeout = 20\nknown_good = ["1.0.102 -> 1.0.92", " 1.0.92->1.0.40 "]\n' + HEADER + STEP_A
+            + step(extra='expect = "undelivered"\nruntime = "1.0.40"\nsdk = "1.0.24"\nloaded_all_events = false'))
+    loaded = load(write(tmp_path, text))
+    assert (loaded.turn_timeout, loaded.known_good) == (20.0, (("1.0.102", "1.0.92"), ("1.0.92", "1.0.40")))
+    assert (loaded.steps[1].runtime, loaded.steps[1].sdk, loaded.steps[1].loaded_all_events) == ("1.0.40", "1.0.24", False)
+    assert (loaded.steps[0].runtime, loaded.steps[0].sdk) == (None, None)  # the default pair
+
+
+@pytest.mark.parametrize("line, expected", [
+    ('known_good = ["1.0.102 1.0.92"]', "field 'known_good' must list pairs such as"),
+    ('known_good = ["1.0.92 -> 1.0.102"]', "is not a downgrade"),
+    ('known_good = "1.0.102 -> 1.0.92"', "field 'known_good' must be list"),
+    ("turn_timeout = 0", "field 'turn_timeout' must be more than 0 seconds"),
+])
+def test_scenario_version_fields_are_checked(tmp_path, line, expected):
+    assert expected in load_error(tmp_path, line + "\n" + HEADER + STEP_A)
+
+
+@pytest.mark.parametrize("kind", ["namespace", "container"])
+def test_versions_run_on_the_local_host_only(tmp_path, kind):
+    text = HEADER + f'[hosts]\nb = "{kind}"\n' + step("A", '["create", "tell", "close"]', 'host = "b"\nsdk = "1.0.24"')
+    message = load_error(tmp_path, text)
+    assert "step 'A': field 'sdk' is set on host 'b'" in message and "host 'local' only" in message
