@@ -25,7 +25,7 @@ import msgspec
 import psutil
 
 from handoff import protocol
-from handoff.hosts.base import worker_env
+from handoff.hosts.base import Launch, worker_env
 from handoff.processes import ProcessTracker
 from handoff.runs.record import RunRecord
 from handoff.runtime_locator import locate_runtime
@@ -159,15 +159,16 @@ class Bench:
             await asyncio.wait_for(asyncio.shield(process.wait()), 10)
 
     async def worker(self, spec_json: bytes, timeout: float = STEP_TIMEOUT_SECONDS,
-                     on_spawn=None) -> WorkerRun:
+                     on_spawn=None, launch: Launch = Launch()) -> WorkerRun:
         """One step in a new `python -m handoff.worker` process, fed a WorkerSpec on stdin as
-        the coordinator does; ``on_spawn(pid)`` lets a caller sample the process's memory."""
+        the coordinator does; ``on_spawn(pid)`` lets a caller sample the process's memory;
+        ``launch`` starts it with another SDK's interpreter or another runtime's cache."""
         workdir = self.new_dir("worker")
         with (workdir / "stderr").open("wb") as stderr:
             spawned_wall, started = time.time(), time.monotonic()
             process = await self.tracker.spawn(
-                sys.executable, "-m", "handoff.worker", stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=workdir, env=worker_env())
+                *launch.command(), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=workdir, env=launch.environment(worker_env()))
             if on_spawn:
                 on_spawn(process.pid)
             run = WorkerRun(Finished(None, 0.0, spawned_wall))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,20 @@ class Launch:
     restart: bool = False
     python: Path | None = None
     runtime_cache: Path | None = None
+
+    def command(self) -> tuple[str, ...]:
+        """``python -m handoff.worker`` with the interpreter of the SDK the step asks for."""
+        return (str(self.python or sys.executable), "-m", "handoff.worker")
+
+    def environment(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` with what these versions need: the runtime's own unpack cache, and for
+        another SDK's interpreter the project on its path (it is not installed there)."""
+        env = dict(env)
+        if self.runtime_cache is not None:
+            env["XDG_CACHE_HOME"] = str(self.runtime_cache)
+        if self.python is not None:
+            env["PYTHONPATH"] = str(PROJECT_ROOT)
+        return env
 
 
 class Host(ABC):

@@ -9,10 +9,9 @@ dependencies, which the environment pins: msgspec, psutil, psycopg).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch, worker_env
+from handoff.hosts.base import PIPES, USER_DIRS, Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
 
 
@@ -32,16 +31,10 @@ class LocalHost(Host):
         self.user_dir.mkdir(parents=True, exist_ok=True)
 
     async def start_worker(self, tracker, store, stderr, cwd, launch: Launch = Launch()):
-        env = worker_env(self.passed_env, str(self.user_dir))
-        if launch.runtime_cache is not None:
-            env["XDG_CACHE_HOME"] = str(launch.runtime_cache)  # each runtime version unpacks into its own
-        if launch.python is not None:
-            env["PYTHONPATH"] = str(PROJECT_ROOT)
-            return await tracker.spawn(str(launch.python), "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=env,
-                                       **PIPES)
-        if self.zygote is not None:
+        env = launch.environment(worker_env(self.passed_env, str(self.user_dir)))
+        if self.zygote is not None and launch.python is None:
             return await self.zygote.fork(env, cwd, stderr)
-        return await tracker.spawn(sys.executable, "-m", "handoff.worker", stderr=stderr, cwd=cwd, env=env, **PIPES)
+        return await tracker.spawn(*launch.command(), stderr=stderr, cwd=cwd, env=env, **PIPES)
 
     def home(self, store: Path) -> str:
         return str(store)
