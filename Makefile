@@ -81,7 +81,8 @@ test: setup runtimes
 	$(BIN)/python tools/coverage_floor.py
 
 # Benchmarks (bench/, not part of `make test`): prints tables and writes BENCHMARKS.md.
-# About 10 minutes on 2 cores; `make bench BENCH_ARGS=--quick` for a rough pass.
+# About 10 minutes on 2 cores, plus about 4 for the version section (estimated from its quick
+# pass) when `make runtimes` has run; `make bench BENCH_ARGS=--quick` for a rough pass.
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
 

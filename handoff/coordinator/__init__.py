@@ -61,8 +61,11 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
                         _keep(run_dir, keep_dir)
                 finally:
                     shutil.rmtree(run_dir, ignore_errors=True)
-    reported = next((ready.runtime_version for scenario in records for step in scenario.steps
-                     if (ready := step.view().ready) is not None), None)
+    # The run's runtime is the one its default steps reported; a step that names another
+    # version (a version-skew scenario, a skew cell) does not speak for the run.
+    reported = next((ready.runtime_version for scenario in records
+                     for planned, step in zip(scenario.scenario.steps, scenario.steps)
+                     if planned.runtime is None and (ready := step.view().ready) is not None), None)
     return RunRecord(new_run_id(started), command, started, time.time(), this_machine(reported), options(settings),
                      records)
 

@@ -77,7 +77,7 @@ def _failures(record: RunRecord, judgement: RunJudgement) -> list[str]:
         for pair, step in zip((created, resumed), stored.steps):
             for failure in step.view().failures:
                 message = re.sub(re.escape(step.session_id), "<id>", failure.message) if step.session_id else failure.message
-                seen.setdefault(pair, {})[f"{failure.action}: {cells.short(message, 110)}"] = None
+                seen.setdefault(pair, {})[f"{failure.action}: {cells.short(message, 240)}"] = None
     return [f"{pair.label}: " + "; ".join(found) for pair, found in sorted(seen.items(), key=lambda i: (key(i[0].runtime), key(i[0].sdk)))]
 
 
