@@ -17,7 +17,7 @@ import pytest
 
 from dataclasses import dataclass
 
-from handoff import coordinator, scenario
+from handoff import coordinator, scenario, versions
 from handoff.checker.checks import judge
 from handoff.checker.verdicts import RunJudgement, TurnJudgement
 from handoff.fact import Fact
@@ -33,14 +33,14 @@ OTHER_FACT = Fact('O\'Brien "VIP" \\ Großkunden', "customer tier")
 
 def handoff_processes() -> list[psutil.Process]:
     """Workers, witnesses and runtimes started by this checkout's tool that still run."""
-    runtime = str(locate_runtime())
+    runtimes = (str(locate_runtime()), str(versions.RUNTIMES_DIR))  # the default runtime, and the other versions
     found = []
     for process in psutil.process_iter(["pid", "cmdline", "exe", "status"]):
         cmdline = " ".join(process.info["cmdline"] or [])
         if process.info["status"] == psutil.STATUS_ZOMBIE or process.pid == os.getpid():
             continue
         ours = str(PROJECT_ROOT) in cmdline  # this checkout's venv or runtime, not another checkout's
-        if (ours and any(m in cmdline for m in ("handoff.worker", "handoff.witness", runtime))) or (
+        if (ours and any(m in cmdline for m in ("handoff.worker", "handoff.witness", *runtimes))) or (
             "/mnt/ssh/sshd_config" in cmdline and _of_this_checkout(process)
         ):
             found.append(process)
