@@ -1,7 +1,7 @@
 """Reading a session's event log (``session-state/<id>/events.jsonl``) for evidence.
 
 The runtime appends one JSON object per event, each with ``id``, ``parentId``, ``type``
-and ``data``. Three facts in it matter for a handoff proof:
+and ``data``. These facts in it matter for a handoff proof:
 
 * a ``session.shutdown`` is written when a session object is closed, so a resume that is
   not preceded by one was not a resume-after-close (the lab's "forgot to close");
@@ -57,30 +57,45 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
     reply: str | None = None
     for position, event in enumerate(events):
         kind = event.get("type")
-        data = event.get("data") or {}
+        data = _data(event)
         if kind == "session.shutdown":
             shutdown_since_open = True
         elif kind == "session.start":
             shutdown_since_open = False
         elif kind == "session.resume":
-            resumes.append(Resume(data.get("eventCount"), data.get("alreadyInUse"), shutdown_since_open, position))
+            resumes.append(Resume(_typed(data.get("eventCount"), int), _typed(data.get("alreadyInUse"), bool),
+                                  shutdown_since_open, position))
             shutdown_since_open = False
         elif kind == "user.message":
-            prompt, reply = data.get("content"), None
-        elif kind == "assistant.message" and data.get("content"):
+            prompt, reply = _typed(data.get("content"), str), None
+        elif kind == "assistant.message" and _typed(data.get("content"), str):
             reply = data["content"]
-    children = Counter(e.get("parentId") for e in events if e.get("parentId"))
-    first_start = next((e.get("data") or {} for e in events if e.get("type") == "session.start"), {})
+    children = Counter(e.get("parentId") for e in events if _typed(e.get("parentId"), str))
+    first_start = next((_data(e) for e in events if e.get("type") == "session.start"), {})
     return EventLogSummary(
         events=len(events),
         starts=sum(1 for e in events if e.get("type") == "session.start"),
         resumes=tuple(resumes),
         branch_points=sum(1 for count in children.values() if count > 1),
         unreadable_lines=unreadable_lines,
-        created_by=first_start.get("copilotVersion"),
+        created_by=_typed(first_start.get("copilotVersion"), str),
         last_prompt=prompt,
         last_reply=reply,
     )
+
+
+def _data(event: dict[str, Any]) -> dict[str, Any]:
+    data = event.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def _typed(value: Any, kind: type) -> Any:
+    """``value`` when it has the type the runtime writes there, else None: a log is read
+    as evidence (also by the guard, before a resume), so a malformed one may not break
+    the reading."""
+    if isinstance(value, bool) and kind is not bool:
+        return None
+    return value if isinstance(value, kind) else None
 
 
 def parse_events(log: bytes) -> tuple[list[dict[str, Any]], int]:

@@ -65,6 +65,7 @@ STORES = ("home", "sqlite", "postgres")
 LOCAL = "local"
 SESSIONS = ("passed", "unknown", "scenario")
 MAX_WAIT_SECONDS = 600.0  # a step waits for a lease to expire: seconds, not hours
+MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
 PROVIDERS = ("passed", "omitted")
 
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -308,8 +309,9 @@ def load(path: Path) -> Scenario:
 
 def _turn_timeout(read: _Reader) -> float:
     seconds = float(read.get("turn_timeout", (int, float), 60.0))
-    if seconds <= 0:
-        raise read.fail("turn_timeout", f"must be more than 0 seconds, got {seconds:g}")
+    if not 0 < seconds <= MAX_TURN_TIMEOUT_SECONDS:  # also false for NaN
+        raise read.fail("turn_timeout", f"must be more than 0 seconds and at most {MAX_TURN_TIMEOUT_SECONDS:g}, "
+                                        f"got {seconds:g}")
     return seconds
 
 

@@ -10,17 +10,19 @@ import re
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from handoff.errors import UserError
-from handoff.eventlog import parse_events
+from handoff.eventlog import parse_events, summarize
 from handoff.guard.ids import MINTED, Minter, secret_shape
 from handoff.guard.receipt import Receipt, changes_since
 from handoff.scenario import load
 
 FIELDS = ["title", "proves", "does_not_prove", "order", "session_id", "store", "hosts", "steps", "name", "actions",
           "home", "session", "host", "crash", "principal", "guarded", "reuse", "wait", "tamper", "forked", "expect",
-          "closed_before_resume", "provider", "x"]
+          "closed_before_resume", "provider", "restart", "runtime", "sdk", "loaded_all_events", "turn_timeout",
+          "known_good", "x"]
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
-    | st.sampled_from(["create", "tell", "ask", "close", "resume", "hold", "kept", "namespace", "local", "../x"]),
+    | st.sampled_from(["create", "tell", "ask", "close", "resume", "hold", "kept", "namespace", "local", "../x",
+                       "1.0.92", "1.0.102 -> 1.0.92", "1.0.40 -> 1.0.92"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS), inner, max_size=5),
     max_leaves=20,
 )
@@ -89,6 +91,29 @@ def test_the_event_log_reader_never_fails(data):
     events, unreadable = parse_events(data)
     assert all(isinstance(event, dict) for event in events)
     assert unreadable >= 0
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                    max_leaves=10)
+EVENT_KEYS = st.sampled_from(["type", "data", "parentId", "id", "content", "copilotVersion", "eventCount",
+                              "alreadyInUse"])
+EVENT_TYPES = st.sampled_from(["session.start", "session.resume", "session.shutdown", "user.message",
+                               "assistant.message"])
+
+
+@given(events=st.lists(st.dictionaries(EVENT_KEYS, EVENT_TYPES | JSON | st.dictionaries(EVENT_KEYS, JSON, max_size=4),
+                                       max_size=4), max_size=8))
+def test_a_summary_of_any_events_has_the_types_it_promises(events):
+    """The guard summarizes a log before it lets a resume in: whatever the events hold,
+    that never fails, and what it reads has the runtime's types or is None."""
+    summary = summarize(events)
+    assert summary.created_by is None or isinstance(summary.created_by, str)
+    assert summary.last_prompt is None or isinstance(summary.last_prompt, str)
+    assert summary.last_reply is None or isinstance(summary.last_reply, str)
+    for resume in summary.resumes:
+        assert resume.event_count is None or type(resume.event_count) is int
+        assert resume.already_in_use is None or isinstance(resume.already_in_use, bool)
 
 
 CLOSED_LOG = b"".join(json.dumps({"id": str(n), "parentId": str(n - 1), "type": "t", "data": {"text": "x" * n}}).encode()

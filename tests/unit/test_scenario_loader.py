@@ -222,6 +222,8 @@ def test_steps_name_versions_and_the_scenario_its_turn_timeout_and_known_good_pa
     ('known_good = ["1.0.92 -> 1.0.102"]', "is not a downgrade"),
     ('known_good = "1.0.102 -> 1.0.92"', "field 'known_good' must be list"),
     ("turn_timeout = 0", "field 'turn_timeout' must be more than 0 seconds"),
+    ("turn_timeout = inf", "field 'turn_timeout' must be more than 0 seconds and at most 600, got inf"),
+    ("turn_timeout = nan", "field 'turn_timeout' must be more than 0 seconds and at most 600, got nan"),
 ])
 def test_scenario_version_fields_are_checked(tmp_path, line, expected):
     assert expected in load_error(tmp_path, line + "\n" + HEADER + STEP_A)
