@@ -20,7 +20,8 @@ by whoever applies the manifests (a person with kubectl, or a CI job):
 What has no place in a static set of manifests is refused, naming the reason: a step that
 restarts a container, a copied home, an id the runtime chooses (the coordinator reads it
 from the first worker's events), fault points (the coordinator kills the worker there),
-tampering, a SQLite file store, the guard (its ids are minted with a key of the run's).
+tampering, a SQLite file store, the guard (its ids are minted with a key of the run's),
+a runtime or SDK version other than the image's.
 The image is the Containerfile's ``standalone`` target, pushed to a registry the cluster
 pulls from (``--image``).
 
@@ -35,6 +36,7 @@ import re
 
 import yaml
 
+from handoff import versions
 from handoff.coordinator.scenario_run import new_session_id
 from handoff.coordinator.specs import worker_spec
 from handoff.errors import UserError
@@ -83,6 +85,11 @@ def _refusal(scenario: Scenario) -> str | None:
             return f"{where} has a fault point, where the coordinator acts on a running worker"
         if step.guarded:
             return f"{where} is guarded: the coordinator mints its ids with a key it makes for each run"
+        other = [f"{kind} {version}" for kind, version, default in (
+            ("runtime", step.runtime, versions.DEFAULT_RUNTIME), ("SDK", step.sdk, versions.DEFAULT_SDK))
+            if version not in (None, default)]
+        if other:
+            return f"{where} names {' and '.join(other)}: the image holds the default runtime and SDK only"
         if "create-without-id" in step.actions and any(later.session == "passed" for later in
                                                        scenario.steps[scenario.steps.index(step) + 1:]):
             return f"{where} lets the runtime choose the id, which the coordinator reads from its events to pass on"

@@ -74,6 +74,7 @@ def test_a_shared_home_is_a_claim_every_step_mounts_and_own_homes_are_the_pods()
     ("crash-during-write", "fault point"),
     ("cross-machine-copied-state", "copies between steps"),
     ("no-id", "lets the runtime choose the id"),
+    ("resume-on-old-runtime", "step 'B' names runtime 1.0.40: the image holds the default runtime and SDK only"),
 ])
 def test_what_needs_the_coordinator_is_refused_with_the_reason(name, words):
     with pytest.raises(UserError, match=words):
