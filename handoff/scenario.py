@@ -6,6 +6,8 @@ A scenario is a TOML file in ``scenarios/``; its name is the file's stem. Exampl
     order = 30
     proves = "..."
     does_not_prove = "..."
+    proves_in_short = "..."            # optional: a few words each, for the terminal's
+    does_not_prove_in_short = "..."    # one line per rung ("<name> proved ..., not ...")
 
     [[steps]]
     name = "A"
@@ -102,6 +104,10 @@ class Scenario:
     hosts: dict[str, str] = field(default_factory=dict)  # name -> kind, besides "local"
     store: str = "home"  # where session files go: the runtime's home, or a database via SessionFs
     path: str | None = None  # the file it was loaded from
+    # A few words each, for the terminal's one line per scenario; the full texts above are
+    # in the wide table, the Markdown and the HTML report.
+    proves_in_short: str = ""
+    does_not_prove_in_short: str = ""
 
     @property
     def host_kinds(self) -> set[str]:
@@ -242,7 +248,8 @@ def load(path: Path) -> Scenario:
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
     read = _Reader(path, data)
-    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "store", "steps"})
+    read.reject_unknown({"title", "order", "proves", "does_not_prove", "proves_in_short", "does_not_prove_in_short",
+                         "session_id", "hosts", "store", "steps"})
     hosts = read.get("hosts", dict, {})
     for name, kind in hosts.items():
         if name == LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
@@ -274,7 +281,16 @@ def load(path: Path) -> Scenario:
         hosts=hosts,
         store=read.get("store", str, "home", STORES),
         path=str(path),
+        proves_in_short=_one_line(read, "proves_in_short"),
+        does_not_prove_in_short=_one_line(read, "does_not_prove_in_short"),
     )
+
+
+def _one_line(read: _Reader, field: str) -> str:
+    value = read.get(field, str, "")
+    if "\n" in value or len(value) > 80:
+        raise read.fail(field, f"must be one line of at most 80 characters (a few words), got {len(value)}")
+    return value
 
 
 def available(directory: Path = SCENARIO_DIR) -> dict[str, Path]:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from handoff.containers.engine import Engine
 from handoff.containers.service import RunContainers
+from handoff.coordinator.observer import RunObserver, Unobserved
 from handoff.fact import Fact
 from handoff.hosts import Lan, NetworkError, SshTarget, missing_capability
 from handoff.hosts.zygote import Zygote
@@ -50,6 +51,7 @@ class RunSettings:
     fork_workers: bool = True  # workers are forked from a zygote that has the SDK imported
     step_timeout: float = 120.0
     engine: str = "podman"  # the container engine for container hosts
+    observer: RunObserver = field(default_factory=Unobserved, compare=False)  # told as scenarios start and end
 
 
 class RunServices:
