@@ -111,7 +111,9 @@ def test_report_and_diff_on_the_command_line(tmp_path):
     assert shown.exit_code == 0 and "1 scenario, 1 judged turn, 1 as expected" in shown.output
     assert cli.invoke(app, ["report", "--runs-dir", str(tmp_path)]).exit_code == 1  # the latest: contradicted
     markdown = cli.invoke(app, ["report", "aaaaaa", "--format", "markdown", "--runs-dir", str(tmp_path)])
-    assert "| s | 2 ask |" in markdown.output
+    assert "| s | A 7@h | B 7@h | yes | kept | yes |" in markdown.output
+    wide = cli.invoke(app, ["report", "aaaaaa", "--format", "markdown", "--wide", "--runs-dir", str(tmp_path)])
+    assert "| s | 2 ask |" in wide.output
     assert cli.invoke(app, ["report", "aaaaaa", "--format", "xml", "--runs-dir", str(tmp_path)]).exit_code == 2
     missing = cli.invoke(app, ["report", "nope", "--runs-dir", str(tmp_path)])
     assert missing.exit_code == 2 and "no stored run 'nope'" in missing.output
