@@ -30,6 +30,7 @@ from handoff.protocol import (
 )
 from handoff.runs.record import FaultRecord, ScenarioRecord, StepEvents, StepRecord
 from handoff.scenario import Step
+from handoff.witness.server import Evidence
 
 COORDINATOR = "coordinator"
 MODEL = "model"
@@ -141,6 +142,11 @@ class _StepMessages:
         self.worker, self.runtime, self.store = f"worker:{step.step}", f"runtime:{step.step}", store_key(step)
         self.boss = COORDINATOR if coordinated else self.worker
         self.out: list[Message] = []
+        # Requests the witness recorded for a turn the worker never reported (it was
+        # killed while the runtime wrote the answer): drawn where they happened in time.
+        reported = {str(turn.turn) for turn in self.view.turns}
+        self.unreported = sorted((e for e in record.evidence if e.step == step.step and e.turn not in reported),
+                                 key=lambda e: e.at)
 
     def say(self, source: str, target: str, label: str, kind: str, fact: FactMark | None = None) -> None:
         limit = NOTE_CHARACTERS if source == target else LABEL_CHARACTERS
@@ -159,9 +165,13 @@ class _StepMessages:
             self.say(self.worker, self.runtime, f"start its runtime ({self.view.ready.runtime_start_ms} ms)", "call")
         later_faults = sorted((f for f in self.step.faults if f.point != "before-step"), key=lambda f: f.injected_at)
         for event in self.view.events:
+            while self.unreported and self.unreported[0].at < event.t:
+                self._request(self.unreported.pop(0), unreported=True)
             while later_faults and later_faults[0].injected_at < event.t:
                 self._fault(later_faults.pop(0))
             self._event(event)
+        for evidence in self.unreported:
+            self._request(evidence, unreported=True)
         for fault in later_faults:
             self._fault(fault)
         self._ending()
@@ -241,14 +251,20 @@ class _StepMessages:
         elif not records:
             self.say(r, r, "the model has no record of this turn", "error")
         for evidence in records:
-            count = f"{evidence.messages_received} message{'' if evidence.messages_received == 1 else 's'}"
-            if evidence.fact_sent is None:
-                self.say(r, MODEL, f"request: {count}, fact not checked", "request")
-            else:
-                mark = FactMark(self.fact, evidence.fact_sent)
-                self.say(r, MODEL, f"request: {count}, {'with' if evidence.fact_sent else 'without'}", "request", mark)
+            self._request(evidence)
         self.say(MODEL, r, f"“{turn.answer}”" if turn.answer is not None else "(no reply)", "answer")
         self.say(r, self.store, "turn appended to the log", "write")
+
+    def _request(self, evidence: Evidence, unreported: bool = False) -> None:
+        """A request the witness recorded, marked with the fact as the witness found it."""
+        count = f"{evidence.messages_received} message{'' if evidence.messages_received == 1 else 's'}"
+        which = f"turn {evidence.turn} (never reported) " if unreported else ""
+        if evidence.fact_sent is None:
+            self.say(self.runtime, MODEL, f"{which}request: {count}, fact not checked", "request")
+        else:
+            mark = FactMark(self.fact, evidence.fact_sent)
+            self.say(self.runtime, MODEL, f"{which}request: {count}, {'with' if evidence.fact_sent else 'without'}",
+                     "request", mark)
 
     def _ending(self) -> None:
         view = self.view

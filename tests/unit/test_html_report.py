@@ -246,3 +246,16 @@ def test_text_from_the_record_is_escaped():
         ready(1), ActionFailed(t=2.0, action="resume", message="<script>alert(1)</script>")))], [])
     text = page(run_record(hostile), judge(run_record(hostile)))
     assert "<script>alert" not in text and "&lt;script&gt;alert(1)" in text
+
+
+def test_a_request_for_a_turn_the_worker_never_reported_is_drawn_where_it_happened():
+    """A worker killed while its runtime writes the answer reports no turn, but the witness
+    saw the request: the diagram shows it, between what came before and the kill."""
+    killed = StepRecord("A", "local", "shared", "home", "id-1", lines=lines(
+        ready(101), ActionDone(t=2.0, action="resume", session_id="id-1", ms=5),
+        Holding(t=4.0, session_id="id-1", point="inside-write", during="append")),
+        exit_code=-9, faults=[FaultRecord("kill", "inside-write", 5.0, detail="SIGKILL")])
+    seen = Evidence(3.0, "s", "A", "local", "1", 3, True, "recalled", RECALLED, conversation=(TOLD,))
+    labels = [m.label for m in sequence(ScenarioRecord("s", SCENARIO, [killed], [seen]), FACT.value).messages]
+    at = labels.index("turn 1 (never reported) request: 3 messages, with")
+    assert labels.index("resume_session(id-1)") < at < labels.index("holding at inside-write during append")
