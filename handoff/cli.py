@@ -356,6 +356,10 @@ def lab(
                               "terminal finds the session (your ~/.copilot is not touched)."),
     fact: str = typer.Option(DEFAULT_VALUE, help="The value the model is asked to remember."),
     topic: str = typer.Option(DEFAULT_TOPIC, help="What the value is a favourite of."),
+    show_calls: Annotated[bool, typer.Option(
+        "--show-calls", help="Beside each turn, the SDK call that made it and the pid and host of the process that "
+                             "called; with --resume, the process that created the session (from the stored runs).")] = False,
+    html_path: HtmlOption = None,
     runs_dir: RunsDirOption = None,
 ) -> None:
     """Lab 05 ("sessions"): the lab's transcript on the real runtime (stored as a run, like `handoff run`).
@@ -365,14 +369,25 @@ def lab(
     130 interrupted."""
     from handoff import backends
     from handoff import lab as labs
+    from handoff.checker.checks import judge
+    from handoff.lab.calls import created_by
     from handoff.runs import store as runs
+
+    root = runs_dir or runs.RUNS_DIR
+
+    def keep(record) -> None:
+        runs.save(record, root)
+        if html_path is not None:
+            _write_html(html_path, record, judge(record))
 
     try:
         chosen = backends.choose(backend, model, provider_url, api_key_env)
+        if html_path is not None:
+            inputs.writable_file(html_path, "--html")
         options = labs.LabOptions(chosen, inputs.fact(fact, topic), home or labs.DEFAULT_HOME, session_id, resume,
-                                  resume_most_recent, third_turn)
-        code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True),
-                            keep=lambda record: runs.save(record, runs_dir or runs.RUNS_DIR))
+                                  resume_most_recent, third_turn, show_calls)
+        code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True), keep=keep,
+                            creator=lambda sid: created_by(sid, runs.records(root, command="lab")))
     except UserError as error:
         raise _fail(str(error), 2)
     except labs.LabFailure as error:

@@ -124,11 +124,15 @@ def participants(record: ScenarioRecord, backend: Backend, coordinated: bool = T
     for step, spec in zip(record.steps, record.scenario.steps):
         ready = step.view().ready
         where = f"pid {ready.pid} on {ready.hostname}" if ready else "no runtime started"
-        who = f"{spec.principal}, {'guarded' if spec.guarded else 'raw SDK'}"
-        found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}", (where, who)))
+        if coordinated:
+            who = f"{spec.principal}, {'guarded' if spec.guarded else 'raw SDK'}"
+            found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}", (where, who)))
+        else:  # a lab run: one process, the SDK client, made every call
+            found.append(Participant(f"worker:{step.step}", "worker", "the lab's process", (where, "the SDK client")))
         version = f"Copilot {ready.runtime_version}" if ready else "not started"
         found.append(Participant(f"runtime:{step.step}", "runtime", f"runtime {step.step}", (version, "its own process")))
-        stores.setdefault(store_key(step), _store(step))
+        stores.setdefault(store_key(step), _store(step) if coordinated else
+                          Participant(store_key(step), "store", "the lab's home", ("--home: its COPILOT_HOME",)))
     return (*found, *stores.values(), _model(backend))
 
 
