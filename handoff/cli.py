@@ -143,9 +143,10 @@ def run(
         _write_atomically(json_path, report.as_json(record, judgement))
     if html_path is not None:
         _write_html(html_path, record, judgement)
-    if store is not None and any(s.scenario.store == "postgres" and not s.skipped for s in record.scenarios):
-        typer.echo(f"The database scenarios' sessions were kept on {redacted(store)}: "
-                   f"`handoff sessions list --store {redacted(store)}` lists them.", err=True)
+    if store is not None and any(s.scenario.store == "postgres" and s.steps for s in record.scenarios):
+        tag = record.id.rsplit("-", 1)[-1]
+        typer.echo(f"The database scenarios' sessions are kept on {redacted(store)} (schemas handoff_{tag}_*): "
+                   f"`handoff sessions list --store '{redacted(store)}'` lists them.", err=True)
     raise typer.Exit(judgement.exit_code())
 
 
@@ -305,9 +306,11 @@ def sessions_list(
     owner: Optional[str] = typer.Option(None, help="Only sessions of this owner."),
 ) -> None:
     """List registered sessions, most recently active first: discovery that works on
-    every host that reaches the database, unlike the runtime's own list_sessions."""
-    from handoff.registry import Registry
+    every host that reaches the database, unlike the runtime's own list_sessions. On a
+    PostgreSQL server, also the sessions each `handoff run --store URL` kept there (a
+    schema per run and scenario)."""
     from handoff.stores.database import connect
+    from handoff.stores.shared import kept_registries
 
     try:
         if urlsplit(store).scheme in ("postgres", "postgresql"):
@@ -317,8 +320,7 @@ def sessions_list(
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
     try:
-        registry = Registry.existing(database)
-        typer.echo(report.sessions_table(registry.sessions(owner) if registry else []))
+        typer.echo(report.sessions_table(kept_registries(database, owner)))
     finally:
         database.close()
 

@@ -45,10 +45,11 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
     runtime_path = locate_runtime()
     preflight(settings.backend)
     started = time.time()
+    run_id = new_run_id(started)
     leftovers.claim()  # everything started from here on carries this process's pid as its owner
     with StopOnce() as stop:  # Ctrl-C or `kill` starts the cleanup; another one cannot cut it short
         run_dir = Path(tempfile.mkdtemp(prefix=f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-"))
-        services = RunServices(settings, runtime_path, run_dir, ProcessTracker())
+        services = RunServices(settings, runtime_path, run_dir, ProcessTracker(), tag=run_id.rsplit("-", 1)[-1])
         try:
             records = asyncio.run(_run(scenarios, services))
         finally:
@@ -61,8 +62,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
                     shutil.rmtree(run_dir, ignore_errors=True)
     reported = next((ready.runtime_version for scenario in records for step in scenario.steps
                      if (ready := step.view().ready) is not None), None)
-    return RunRecord(new_run_id(started), "run", started, time.time(), this_machine(reported), options(settings),
-                     records)
+    return RunRecord(run_id, "run", started, time.time(), this_machine(reported), options(settings), records)
 
 
 def _keep(run_dir: Path, keep_dir: Path) -> None:

@@ -79,9 +79,25 @@ def _when(seconds: float | None, host: str | None) -> str:
     return f"{datetime.fromtimestamp(seconds).strftime('%Y-%m-%d %H:%M:%S')} on {host}"
 
 
-def sessions_table(sessions: list) -> str:
-    if not sessions:
+def sessions_table(registries: list[tuple[str, list]]) -> str:
+    """The registered sessions of a store, by where each is kept: ``""`` for the store's
+    own registry, else the schema a run kept (shown as its run and scenario)."""
+    if not registries:
         return "no sessions registered"
-    body = [[s.session_id, s.owner, _when(s.created_at, s.created_on), _when(s.last_resumed_at, s.last_resumed_on),
-             s.runtime_version, s.turns, (s.summary or "")[:40]] for s in sessions]
-    return tabulate(body, headers=["id", "owner", "created", "last resumed", "runtime", "turns", "summary"])
+    kept = any(where for where, _ in registries)
+    body = []
+    for where, sessions in registries:
+        for s in sessions:
+            row = [s.session_id, s.owner, _when(s.created_at, s.created_on), _when(s.last_resumed_at, s.last_resumed_on),
+                   s.runtime_version, s.turns, (s.summary or "")[:40]]
+            body.append(([_kept_by(where)] if kept else []) + row)
+    headers = ["id", "owner", "created", "last resumed", "runtime", "turns", "summary"]
+    return tabulate(body, headers=(["kept by"] if kept else []) + headers)
+
+
+def _kept_by(schema: str) -> str:
+    """``handoff_4e8418_cross_process_postgres`` -> ``run …4e8418, cross_process_postgres``."""
+    if not schema:
+        return "this store"
+    tag, _, scenario = schema.removeprefix("handoff_").partition("_")
+    return f"run …{tag}, {scenario}"
