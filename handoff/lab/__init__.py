@@ -265,12 +265,24 @@ class _Lab:
 
     async def _sdk(self, what: str, call: Awaitable[Any], action: str | None = None,
                    detail: Callable[[Any], dict] | None = None, failed_as: str | None = None, shown: str = "") -> Any:
-        """Await one SDK call, recording it as ``action`` (a failure as ``failed_as`` or
-        ``action``), and with --show-calls printing it first (``shown``); turn whatever
-        it raises into a one-line error that says what failed and, when it is the user's
-        to fix, how (exit 2), else exit 3."""
+        """One SDK call, printed first with --show-calls (``shown``); see _Caller."""
         if shown:
             self._show(shown)
+        return await _Caller(self.options, self.recorder)(what, call, action, detail, failed_as)
+
+
+@dataclass(frozen=True)
+class _Caller:
+    """Awaits one SDK call for the lab: records it, and turns what it raises into a
+    one-line error that says what failed and, when it is the user's to fix, how."""
+
+    options: LabOptions
+    recorder: Any  # the run's Recorder, or None before the SDK is loaded
+
+    async def __call__(self, what: str, call: Awaitable[Any], action: str | None = None,
+                       detail: Callable[[Any], dict] | None = None, failed_as: str | None = None) -> Any:
+        """Await ``call``, recording it as ``action`` (a failure as ``failed_as`` or
+        ``action``); raise UserError (exit 2) or LabFailure (exit 3) when it fails."""
         started = time.monotonic()
         try:
             result = await call
@@ -279,7 +291,7 @@ class _Lab:
             self._record_failure(action or failed_as, message, started)
             raise LabFailure(f"{what}: {message}") from None
         except Exception as error:  # the SDK raises plain Exception for a failed turn
-            message = self._unechoed(self.backend.scrub(runtime_message(error)))
+            message = self._unechoed(self.options.backend.scrub(runtime_message(error)))
             self._record_failure(action or failed_as, message, started)
         else:
             if action:
@@ -289,7 +301,7 @@ class _Lab:
         if missing:
             raise UserError(f"{missing.group(0)} (no session with this id is stored in {self.options.home}; "
                             f"start one with `handoff lab`, using the same --home)")
-        explained = explain(self.backend, message)
+        explained = explain(self.options.backend, message)
         if explained:
             raise UserError(f"{what}: {explained}")
         raise LabFailure(f"{what}: {message}")
