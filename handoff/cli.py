@@ -123,8 +123,8 @@ def run(
         inputs.engine(engine)
         jobs = _jobs_for_memory(jobs, chosen)
         _remove_leftovers(quiet=False)
-        typer.echo(terminal.plan(the_fact, len(chosen), jobs, chosen_backend))
-        with Progress(chosen, the_fact, chosen_backend) as progress:
+        plan = terminal.plan(the_fact, len(chosen), jobs, chosen_backend)
+        with Progress(chosen, the_fact, chosen_backend, on_start=lambda: typer.echo(plan)) as progress:
             settings = coordinator.RunSettings(fact=the_fact, jobs=jobs, backend=chosen_backend, remote_hosts=remote,
                                                store_url=store, fork_workers=not spawn_workers, engine=engine,
                                                observer=progress)

@@ -44,6 +44,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
     """Run the scenarios and return what was observed."""
     runtime_path = locate_runtime()
     preflight(settings.backend)
+    settings.observer.run_started()
     started = time.time()
     run_id = new_run_id(started)
     leftovers.claim()  # everything started from here on carries this process's pid as its owner

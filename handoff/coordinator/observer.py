@@ -15,6 +15,10 @@ from handoff.scenario import Scenario
 
 
 class RunObserver(Protocol):
+    def run_started(self) -> None:
+        """The run's inputs passed their checks (the runtime is there, the model answers):
+        the run starts. Nothing is said before this, so bad input is one line alone."""
+
     def scenario_started(self, scenario: Scenario) -> None:
         """The scenario took a slot and starts (or is found not runnable: it ends at once)."""
 
@@ -24,6 +28,9 @@ class RunObserver(Protocol):
 
 class Unobserved:
     """The observer of a run nobody watches."""
+
+    def run_started(self) -> None:
+        pass
 
     def scenario_started(self, scenario: Scenario) -> None:
         pass

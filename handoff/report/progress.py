@@ -33,7 +33,8 @@ LAST_DONE_SHOWN = 4  # the live view lists the most recently finished few, not a
 
 class Progress:
     def __init__(self, scenarios: list[Scenario], fact: Fact, backend: Backend, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, on_start: Callable[[], None] = lambda: None):
+        self.on_start = on_start  # what to say first, once the run's inputs passed their checks (the plan)
         self.total = len(scenarios)
         self.fact = fact
         self.backend = backend
@@ -51,10 +52,16 @@ class Progress:
         return self.console.is_terminal
 
     def __enter__(self) -> Progress:
-        if self.live:
-            self._live = Live(console=self.console, get_renderable=self._view, refresh_per_second=4, transient=True)
-            self._live.start()
         return self
+
+    def run_started(self) -> None:
+        self.on_start()
+        self.started_at = self.clock()
+        if self.live:
+            # stdout is the table's: the live view must not capture what is printed there.
+            self._live = Live(console=self.console, get_renderable=self._view, refresh_per_second=4, transient=True,
+                              redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
 
     def __exit__(self, *exc) -> None:
         if self._live is not None:

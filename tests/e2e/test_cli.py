@@ -67,6 +67,7 @@ def test_missing_runtime_says_to_run_make_setup(monkeypatch, tmp_path):
     result = runner.invoke(app, ["run", "cross-process"])
     assert result.exit_code == 2
     assert "COPILOT_CLI_PATH" in result.output
+    assert "Plan:" not in result.output  # bad input is its one line, with nothing said before it
 
 
 @pytest.mark.e2e

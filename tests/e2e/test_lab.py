@@ -318,8 +318,12 @@ def test_show_calls_names_each_sdk_call_with_its_process_and_a_resume_names_the_
     the session (from the stored runs). Resumed with a value it was never told, the lab
     says the answer named the value the session was told, rather than that it lost turn 1."""
     sid = f"show-calls-{uuid.uuid4().hex[:8]}"
-    first = lab(tmp_path, "--session-id", sid, "--show-calls")
+    page = tmp_path / "lab.html"
+    first = lab(tmp_path, "--session-id", sid, "--show-calls", "--html", str(page))
     assert first.returncode == 0, first.stderr
+    drawn = page.read_text(encoding="utf-8")  # the lab's calls as a diagram, made by one process
+    assert 'data-lane="worker:lab"' in drawn and "the lab&#39;s process" in drawn and 'data-lane="coordinator"' not in drawn
+    assert drawn.count('data-fact="seen"') == 2 and f"create_session(session_id={sid[:17]}" in drawn
     calls = [CALL.match(line) for line in first.stdout.splitlines() if line.startswith("  sdk: ")]
     assert all(calls)
     assert [c["call"] for c in calls] == [

@@ -91,3 +91,15 @@ def test_on_a_terminal_the_live_view_shows_running_done_and_waiting():
     screen.print(progress._view())
     text = screen.file.getvalue()
     assert "running  first" in text and "0 of 3 done, 1 running, 2 waiting" in text
+
+
+def test_the_plan_is_said_when_the_run_starts_and_progress_follows_it(tmp_path):
+    said = []
+    chosen = [Scenario("first", "T", "P", "D", (A, FORGETFUL))]
+    stream = io.StringIO()
+    with Progress(chosen, Fact(), Backend(), stream=stream, clock=Clock(), on_start=lambda: said.append("plan")) as p:
+        assert said == []  # nothing before the run's checks passed
+        p.run_started()
+        assert said == ["plan"]
+        run_observed(tmp_path, p, chosen)
+    assert stream.getvalue().startswith("[1/1 ")
