@@ -29,7 +29,7 @@ from handoff.protocol import (
     Turn,
 )
 from handoff.runs.record import FaultRecord, ScenarioRecord, StepEvents, StepRecord
-from handoff.scenario import Step
+from handoff.scenario import CONTAINER, Step
 from handoff.witness.server import Evidence
 
 COORDINATOR = "coordinator"
@@ -93,21 +93,42 @@ def call_id(session_id: str | None) -> str:
     return short_id(session_id, CALL_ID_CHARACTERS)
 
 
-def store_key(step: StepRecord) -> str:
+def store_key(step: StepRecord, record: ScenarioRecord) -> str:
     if step.store != "home":
         return f"store:{step.store}"
+    if step.home == "restarted":  # a restarted container keeps its home: the one of the host's step before
+        earlier = None
+        for other in record.steps:
+            if other is step:
+                break
+            if other.host == step.host:
+                earlier = other
+        if earlier is not None:
+            return store_key(earlier, record)
     return "store:shared" if step.home == "shared" else f"store:{step.home}:{step.step}"
 
 
-def _store(step: StepRecord) -> Participant:
+def on_container(step: StepRecord, record: ScenarioRecord) -> bool:
+    return record.scenario.hosts.get(step.host) == CONTAINER
+
+
+def _store(step: StepRecord, record: ScenarioRecord) -> Participant:
+    key = store_key(step, record)
     if step.store != "home":
         name = {"postgres": "PostgreSQL", "sqlite": "SQLite"}.get(step.store, step.store)
-        return Participant(store_key(step), "store", name, ("SessionFs store", "every step's session files"))
+        return Participant(key, "store", name, ("SessionFs store", "every step's session files"))
+    if on_container(step, record):  # the home is a volume of the container engine
+        if step.home == "shared":
+            return Participant(key, "store", "shared volume", ("one named volume", "every step mounts"))
+        if step.home == "anonymous":
+            return Participant(key, "store", f"{step.step}'s anonymous volume", ("lives with its container",
+                                                                                 "empty when it started"))
+        return Participant(key, "store", f"{step.step}'s own volume", ("a new named volume", "empty when it started"))
     if step.home == "shared":
-        return Participant(store_key(step), "store", "shared home", ("one COPILOT_HOME", "for every step"))
+        return Participant(key, "store", "shared home", ("one COPILOT_HOME", "for every step"))
     if step.home == "copied":
-        return Participant(store_key(step), "store", f"{step.step}'s home", ("own home, the session's", "folder copied in"))
-    return Participant(store_key(step), "store", f"{step.step}'s own home", ("empty when it started",))
+        return Participant(key, "store", f"{step.step}'s home", ("own home, the session's", "folder copied in"))
+    return Participant(key, "store", f"{step.step}'s own home", ("empty when it started",))
 
 
 def _model(backend: Backend) -> Participant:
@@ -124,6 +145,8 @@ def participants(record: ScenarioRecord, backend: Backend, coordinated: bool = T
     for step, spec in zip(record.steps, record.scenario.steps):
         ready = step.view().ready
         where = f"pid {ready.pid} on {ready.hostname}" if ready else "no runtime started"
+        if ready and on_container(step, record):  # the hostname is the container's, named for the host
+            where = f"pid {ready.pid} in container {ready.hostname}"
         if coordinated:
             who = f"{spec.principal}, {'guarded' if spec.guarded else 'raw SDK'}"
             found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}", (where, who)))
@@ -131,8 +154,8 @@ def participants(record: ScenarioRecord, backend: Backend, coordinated: bool = T
             found.append(Participant(f"worker:{step.step}", "worker", "the lab's process", (where, "the SDK client")))
         version = f"Copilot {ready.runtime_version}" if ready else "not started"
         found.append(Participant(f"runtime:{step.step}", "runtime", f"runtime {step.step}", (version, "its own process")))
-        stores.setdefault(store_key(step), _store(step) if coordinated else
-                          Participant(store_key(step), "store", "the lab's home", ("--home: its COPILOT_HOME",)))
+        stores.setdefault(store_key(step, record), _store(step, record) if coordinated else
+                          Participant(store_key(step, record), "store", "the lab's home", ("--home: its COPILOT_HOME",)))
     return (*found, *stores.values(), _model(backend))
 
 
@@ -143,7 +166,7 @@ class _StepMessages:
                  fact: str):
         self.record, self.step, self.spec, self.backend, self.fact = record, step, spec, backend, fact
         self.view = StepEvents(step)
-        self.worker, self.runtime, self.store = f"worker:{step.step}", f"runtime:{step.step}", store_key(step)
+        self.worker, self.runtime, self.store = f"worker:{step.step}", f"runtime:{step.step}", store_key(step, record)
         self.boss = COORDINATOR if coordinated else self.worker
         self.out: list[Message] = []
         # Requests the witness recorded for a turn the worker never reported (it was
@@ -164,7 +187,8 @@ class _StepMessages:
         if self.boss != self.worker:
             how = {"unknown": "an id never created", "scenario": "the scenario's own id"}.get(self.spec.session)
             how = how or ("id" if first else "id passed along")
-            self.say(COORDINATOR, self.worker, f"start; {how}: {short_id(given_id)}", "id")
+            start = "restart its container" if self.spec.restart else "start"
+            self.say(COORDINATOR, self.worker, f"{start}; {how}: {short_id(given_id)}", "id")
         if self.view.ready:
             self.say(self.worker, self.runtime, f"start its runtime ({self.view.ready.runtime_start_ms} ms)", "call")
         later_faults = sorted((f for f in self.step.faults if f.point != "before-step"), key=lambda f: f.injected_at)

@@ -56,11 +56,13 @@ def ran(default_matrix) -> list[ScenarioRecord]:
 
 def expected_lanes(scenario: ScenarioRecord) -> list[str]:
     lanes = ["coordinator"]
-    stores = []
+    stores: list[str] = []
+    on_host: dict[str, str] = {}  # a host's last store: a restarted container keeps its home
     for step in scenario.steps:
         lanes += [f"worker:{step.step}", f"runtime:{step.step}"]
-        store = (f"store:{step.store}" if step.store != "home" else
+        store = (f"store:{step.store}" if step.store != "home" else on_host[step.host] if step.home == "restarted" else
                  "store:shared" if step.home == "shared" else f"store:{step.home}:{step.step}")
+        on_host[step.host] = store
         if store not in stores:
             stores.append(store)
     return lanes + stores + ["model"]
@@ -74,8 +76,8 @@ LABELS = {"create": "create_session(", "create-without-id": "create_session(no i
 
 def expected_labels(scenario: ScenarioRecord) -> Counter:
     wanted = Counter()
-    for step in scenario.steps:
-        wanted[(step.step, "start;")] += 1  # the coordinator starts it, with the id
+    for step in scenario.steps:  # the coordinator starts it (or restarts its container), with the id
+        wanted[(step.step, "restart its container;" if step.home == "restarted" else "start;")] += 1
         for event in step.view().events:
             if isinstance(event, ActionDone) and event.action in LABELS:
                 wanted[(step.step, LABELS[event.action])] += 1
@@ -97,8 +99,9 @@ def test_every_scenario_has_a_diagram_with_its_lanes_and_arrows(opened, default_
         assert "coordinator" in titles and "witness model" in titles
         for step in scenario.steps:
             ready = step.view().ready
-            if ready is not None:  # each worker's pid and host, under its name
-                assert f"pid {ready.pid} on {ready.hostname}" in svg.locator(
+            if ready is not None:  # each worker's pid and host (or container), under its name
+                where = "in container" if scenario.scenario.hosts.get(step.host) == "container" else "on"
+                assert f"pid {ready.pid} {where} {ready.hostname}" in svg.locator(
                     f"g.lane[data-lane='worker:{step.step}']").text_content()
         drawn = svg.locator("g.message, g.note").evaluate_all(
             "gs => gs.map(g => [g.dataset.step, g.querySelector('text').textContent])")

@@ -122,6 +122,33 @@ def test_a_lab_run_has_no_coordinator():
     assert all(COORDINATOR not in (m.source, m.target) for m in drawn.messages)
 
 
+def test_container_steps_draw_their_container_and_volumes_and_a_restart_keeps_its_volume():
+    """As container-restart-anonymous-volume: A on an anonymous volume, B the same container
+    restarted (its home is A's volume, not a new one), C a new container with a new volume."""
+    on_a = {"a": "container"}
+    restarted = Scenario("ctr", "T", "P", "D", (Step("A", ("create",), host="a", home="anonymous"),
+                                                Step("B", ("resume",), host="a", restart=True),
+                                                Step("C", ("resume",), host="a", home="anonymous")), hosts=on_a)
+    steps = [StepRecord(name, "a", home, "home", "id-1", lines=lines(ready(1, "ctr-a-1" if name != "C" else "ctr-a-2"),
+                                                                     Finished(t=2.0, ok=True)))
+             for name, home in (("A", "anonymous"), ("B", "restarted"), ("C", "anonymous"))]
+    drawn = sequence(ScenarioRecord("ctr", restarted, steps, []), FACT.value)
+    lanes = {p.key: (p.title, p.details) for p in drawn.participants}
+    assert [key for key in lanes if key.startswith("store:")] == ["store:anonymous:A", "store:anonymous:C"]
+    assert lanes["store:anonymous:A"] == ("A's anonymous volume", ("lives with its container", "empty when it started"))
+    assert lanes["worker:B"][1][0] == "pid 1 in container ctr-a-1"
+    assert lanes["worker:C"][1][0] == "pid 1 in container ctr-a-2"
+    starts = [m.label for m in drawn.messages if m.kind == "id" and m.source == COORDINATOR]
+    assert starts == ["start; id: id-1", "restart its container; id passed along: id-1", "start; id passed along: id-1"]
+    shared = Scenario("vol", "T", "P", "D", (Step("A", ("create",), host="a"), Step("B", ("resume",), host="b")),
+                      hosts={"a": "container", "b": "container"})
+    both = [StepRecord(n, n.lower(), "shared", "home", "id-1", lines=lines(ready(1), Finished(t=2.0, ok=True)))
+            for n in ("A", "B")]
+    [volume] = [p for p in sequence(ScenarioRecord("vol", shared, both, []), FACT.value).participants
+                if p.kind == "store"]
+    assert (volume.key, volume.title) == ("store:shared", "shared volume")
+
+
 def test_long_labels_are_cut_but_kept_whole_for_the_tooltip():
     long = StepRecord("B", "local", "shared", "home", "x", lines=lines(
         ready(1), ActionFailed(t=2.0, action="resume", message="word " * 60), Finished(t=3.0, ok=False)))
