@@ -232,8 +232,6 @@ def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this 
     typer.echo(runs_table(limit, runs_dir or RUNS_DIR))
 
 
-
-
 @app.command("report")
 def report_run(
     run_ref: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="A run id (or a unique part of it), "
