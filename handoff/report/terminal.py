@@ -149,7 +149,8 @@ def _lower_first(text: str) -> str:
 
 
 def rung_line(scenario: ScenarioJudgement, proves_in_short: str, does_not_prove_in_short: str) -> str:
-    """One line: what the scenario proved and did not, or why it proved nothing."""
+    """What the scenario proved and did not, cut to one line; or why it proved nothing, in
+    full: a skip's or a crash's reason often says what to do about it (the terminal wraps it)."""
     state = standing(scenario)
     if state == Standing.SKIPPED:
         text = f"{scenario.name} was skipped: {scenario.skipped}"
@@ -164,14 +165,19 @@ def rung_line(scenario: ScenarioJudgement, proves_in_short: str, does_not_prove_
         proves = proves_in_short or _first_clause(scenario.proves)
         not_proved = does_not_prove_in_short or _first_clause(scenario.does_not_prove)
         verb = "proved" if state == Standing.AS_EXPECTED else "shows (nothing judged)"
-        text = f"{scenario.name} {verb} {_lower_first(proves)}, not {_lower_first(not_proved)}."
-    text = " ".join(text.split())
-    return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+        text = " ".join(f"{scenario.name} {verb} {_lower_first(proves)}, not {_lower_first(not_proved)}.".split())
+        return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+    return " ".join(text.split())
 
 
 def rung_lines(record: RunRecord, judgement: RunJudgement) -> list[str]:
     shorts = {s.name: (s.scenario.proves_in_short, s.scenario.does_not_prove_in_short) for s in record.scenarios}
     return [rung_line(scenario, *shorts.get(scenario.name, ("", ""))) for scenario in judgement.scenarios]
+
+
+def _fitted(line: str) -> str:
+    """A rung line within WIDTH: a long reason goes on, indented, on the lines below."""
+    return textwrap.fill(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
 
 
 def _wrapped(text: str) -> str:
@@ -217,8 +223,8 @@ def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
     """Everything after the plan: the table, the rungs (or, wide, the explanations), the summary."""
     if wide:
         return "\n\n".join([wide_table(judgement), explanations(judgement), summary(judgement)])
-    return "\n\n".join([learner_table(judgement, record.versions.machine), "\n".join(rung_lines(record, judgement)),
-                        summary(judgement)])
+    rungs = "\n".join(_fitted(line) for line in rung_lines(record, judgement))
+    return "\n\n".join([learner_table(judgement, record.versions.machine), rungs, summary(judgement)])
 
 
 def render(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:

@@ -135,6 +135,19 @@ def test_a_long_rung_line_is_cut_to_the_width():
     assert len(line) == WIDTH and line.endswith("…")
 
 
+def test_a_long_reason_for_proving_nothing_is_kept_whole_and_wrapped_to_the_width():
+    """A skip's reason often says what to do (e.g. which --engine to use): never cut."""
+    reason = "no Docker daemon answers at unix:///var/run/docker.sock: start it, or use --engine podman " * 2
+    judged = RunJudgement("r", "At Risk", (scenario("cross-container-volume", skipped=reason.strip()),))
+    assert rung_line(judged.scenarios[0], "x", "y") == f"cross-container-volume was skipped: {reason.strip()}"
+    lines = render(record_for(judged), judged).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("cross-container-volume was skipped:"))
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  "))
+    assert max(len(line) for line in lines) <= WIDTH and end - start > 1
+    assert " ".join(" ".join(lines[start:end]).split()) == f"cross-container-volume was skipped: {reason.strip()}"
+    assert f"- cross-container-volume was skipped: {reason.strip()}" in markdown(record_for(judged), judged)
+
+
 def test_the_summary_counts_words_right_and_names_what_was_not_as_expected():
     assert render(RECORD, JUDGEMENT).splitlines()[-1] == \
         "3 scenarios, 3 judged turns, 2 as expected; NOT as expected: isolated-store"
