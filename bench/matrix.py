@@ -99,7 +99,8 @@ async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | No
             cpu_before = _children_cpu()
             # A checkout's `python -m` children import from their working directory: run each in its own.
             done = await bench.run(*setting.command(scenarios, results_json, bench.runs_dir),
-                                   timeout=MATRIX_TIMEOUT_SECONDS, graceful=True, cwd=setting.baseline or PROJECT_ROOT)
+                                   timeout=MATRIX_TIMEOUT_SECONDS, graceful=True, cwd=setting.baseline or PROJECT_ROOT,
+                                   progress=f"{setting.label}, run {number + 1}:")
             cpu = _children_cpu() - cpu_before
             last = next((line for line in reversed(done.stdout.splitlines()) if line.strip()), "")
             if done.exit_code == 0:

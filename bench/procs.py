@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import shutil
 import signal
 import sys
@@ -74,6 +75,28 @@ class WorkerRun:
         return bool(done and done.ok) and self.finished.exit_code == 0 and not self.finished.timed_out
 
 
+PROGRESS_LINE = re.compile(rb"^\[\s*\d+/\d+ ")  # `[ 3/28   12.4 s] cross-process: kept, as expected (3.1 s)`
+
+
+async def _relaying(process: asyncio.subprocess.Process, stdin: bytes | None, stderr_file, label: str):
+    """communicate(), but with the child's stderr read line by line: kept in its file, and
+    its progress lines echoed as they come."""
+    if stdin is not None:
+        process.stdin.write(stdin)
+        await process.stdin.drain()
+        process.stdin.close()
+
+    async def relay() -> None:
+        async for line in process.stderr:
+            stderr_file.write(line)
+            if PROGRESS_LINE.match(line):
+                print(f"   {label} {line.decode(errors='replace').rstrip()}", flush=True)
+
+    out, _ = await asyncio.gather(process.stdout.read(), relay())
+    await process.wait()
+    return out, None
+
+
 class Bench:
     """Shared state of one `python -m bench`: the tracker, a temporary root, the runtime,
     and a witness model started on first use (one for every benchmark that needs one)."""
@@ -123,19 +146,25 @@ class Bench:
     # -- children ------------------------------------------------------------------------
 
     async def run(self, *args: str, timeout: float = STEP_TIMEOUT_SECONDS, stdin: bytes | None = None,
-                  env: dict[str, str] | None = None, graceful: bool = False, cwd: Path = PROJECT_ROOT) -> Finished:
+                  env: dict[str, str] | None = None, graceful: bool = False, cwd: Path = PROJECT_ROOT,
+                  progress: str | None = None) -> Finished:
         """Run a command to its end; its stdout is returned, its stderr kept in a file.
         ``graceful``: on time-out or cancellation it gets SIGTERM and CLI_GRACE_SECONDS
-        to clean up before the whole tree is killed (for `handoff run`)."""
+        to clean up before the whole tree is killed (for `handoff run`). ``progress``:
+        a `handoff run`'s progress lines (one per finished scenario, as it writes them
+        when its stderr is not a terminal) are passed on to the bench's output as they
+        come, after this label."""
         stderr_path = self.new_dir("stderr") / "stderr"
         with stderr_path.open("wb") as stderr:
             spawned_wall, started = time.time(), time.monotonic()
             process = await self.tracker.spawn(
                 *args, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=cwd, env=env)
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE if progress else stderr, cwd=cwd,
+                env=env)
             timed_out = False
             try:
-                out, _ = await asyncio.wait_for(process.communicate(stdin), timeout)
+                talk = process.communicate(stdin) if not progress else _relaying(process, stdin, stderr, progress)
+                out, _ = await asyncio.wait_for(talk, timeout)
             except asyncio.TimeoutError:
                 timed_out, out = True, b""
                 await self._stop(process, graceful)

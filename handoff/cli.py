@@ -49,6 +49,14 @@ EngineOption = Annotated[str, typer.Option(
 RunsDirOption = Annotated[Optional[Path], typer.Option(
     "--runs-dir", metavar="DIR", envvar="HANDOFF_RUNS_DIR",
     help="Where runs are stored (default: .state/runs in this project).")]
+# How a run is shown, shared by `run`, `report` and `lab`.
+FormatOption = Annotated[str, typer.Option("--format", help="table, markdown, json or html.")]
+WideOption = Annotated[bool, typer.Option(
+    "--wide", help="Every column of every turn (tell rows too) and each scenario's full explanation, instead of "
+                   "the learner's table that fits 100 columns.")]
+HtmlOption = Annotated[Optional[Path], typer.Option(
+    "--html", metavar="PATH", help="Also write the HTML report here: one self-contained file with a sequence "
+                                   "diagram per scenario.")]
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -81,13 +89,21 @@ def run(
                                        "for comparison)."),
     engine: EngineOption = "podman",
     runs_dir: RunsDirOption = None,
+    wide: WideOption = False,
+    html_path: HtmlOption = None,
 ) -> None:
     """Run scenarios and print the table of which turns kept the context.
 
-    The run is stored under .state/runs/ (`handoff runs`, `handoff report`, `handoff diff`)."""
+    The fact and the plan come first, progress goes to stderr while it runs (one line per
+    finished scenario when stderr is not a terminal), then the table, one line per rung
+    saying what it proved and what it did not, and a summary. The run is stored under
+    .state/runs/ (`handoff runs`, `handoff report`, `handoff diff`)."""
     from handoff import backends, coordinator
     from handoff.checker.checks import judge
+    from handoff.report import terminal
+    from handoff.report.progress import Progress
     from handoff.runs import store as runs
+    from handoff.stores.database import redacted
 
     runs_dir = runs_dir or runs.RUNS_DIR
     try:
@@ -98,18 +114,21 @@ def run(
         if store is not None:
             inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",
                                needs_host=False)
-        if json_path is not None:
-            inputs.writable_file(json_path, "--json")
+        for path, option in ((json_path, "--json"), (html_path, "--html")):
+            if path is not None:
+                inputs.writable_file(path, option)
         if keep is not None:
             inputs.fresh_directory(keep, "--keep")
         inputs.writable_directory(runs_dir, "--runs-dir")
         inputs.engine(engine)
         jobs = _jobs_for_memory(jobs, chosen)
-        settings = coordinator.RunSettings(fact=the_fact, jobs=jobs, backend=chosen_backend,
-                                           remote_hosts=remote, store_url=store, fork_workers=not spawn_workers,
-                                           engine=engine)
         _remove_leftovers(quiet=False)
-        record = coordinator.run(chosen, settings, keep)
+        plan = terminal.plan(the_fact, len(chosen), jobs, chosen_backend)
+        with Progress(chosen, the_fact, chosen_backend, on_start=lambda: typer.echo(plan)) as progress:
+            settings = coordinator.RunSettings(fact=the_fact, jobs=jobs, backend=chosen_backend, remote_hosts=remote,
+                                               store_url=store, fork_workers=not spawn_workers, engine=engine,
+                                               observer=progress)
+            record = coordinator.run(chosen, settings, keep)
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
     except coordinator.CoordinatorError as error:
@@ -118,10 +137,16 @@ def run(
         raise _fail(_after_interrupt(), ExitCode.INTERRUPTED)
     stored = runs.save(record, runs_dir)
     judgement = judge(record)
-    typer.echo(report.render(judgement))
+    typer.echo("\n" + terminal.body(record, judgement, wide))  # after the plan: as `handoff report` prints it
     typer.echo(f"\nStored as {record.id} ({stored}): `handoff report {record.id}` shows it again.", err=True)
     if json_path is not None:
         _write_atomically(json_path, report.as_json(record, judgement))
+    if html_path is not None:
+        _write_html(html_path, record, judgement)
+    if store is not None and any(s.scenario.store == "postgres" and s.steps for s in record.scenarios):
+        tag = record.id.rsplit("-", 1)[-1]
+        typer.echo(f"The database scenarios' sessions are kept on {redacted(store)} (schemas handoff_{tag}_*): "
+                   f"`handoff sessions list --store '{redacted(store)}'` lists them.", err=True)
     raise typer.Exit(judgement.exit_code())
 
 
@@ -174,6 +199,11 @@ def skew(
     if json_path is not None:
         _write_atomically(json_path, report.as_json(record, judgement))
     raise typer.Exit(judgement.exit_code())
+
+
+def _write_html(path: Path, record, judgement) -> None:
+    _write_atomically(path, report.rendered(record, judgement, "html").encode())
+    typer.echo(f"HTML report: {path} (one file; open it in a browser, e.g. file://{path.absolute()})", err=True)
 
 
 def _after_interrupt() -> str:
@@ -253,17 +283,18 @@ def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this 
     typer.echo(runs_table(limit, runs_dir or RUNS_DIR))
 
 
-FormatOption = Annotated[str, typer.Option("--format", help="table, markdown or json.")]
-
-
 @app.command("report")
 def report_run(
     run_ref: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="A run id (or a unique part of it), "
                                                      "or a run directory. Default: the latest.")] = None,
     form: FormatOption = "table",
+    wide: WideOption = False,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", metavar="PATH", help="Write it to this file instead of printing it.")] = None,
     runs_dir: RunsDirOption = None,
 ) -> None:
-    """Judge a stored run again, from its raw events, with this version's checker, and print it.
+    """Judge a stored run again, from its raw events, with this version's checker, and print it
+    (as the run printed it) or write it (-o), e.g. `handoff report --format html -o report.html`.
 
     Exits as `handoff run` would for that judgement."""
     from handoff.checker.checks import judge
@@ -272,11 +303,18 @@ def report_run(
     try:
         if form not in report.FORMATS:
             raise UserError(f"--format {form}: choose one of {', '.join(report.FORMATS)}")
+        if output is not None:
+            inputs.writable_file(output, "--output")
         record = runs.load(run_ref, runs_dir or runs.RUNS_DIR).record
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
     judgement = judge(record)
-    typer.echo(report.rendered(record, judgement, form))
+    if output is None:
+        typer.echo(report.rendered(record, judgement, form, wide))
+    elif form == "html":
+        _write_html(output, record, judgement)
+    else:
+        _write_atomically(output, (report.rendered(record, judgement, form, wide) + "\n").encode())
     raise typer.Exit(judgement.exit_code())
 
 
@@ -317,9 +355,11 @@ def sessions_list(
     owner: Optional[str] = typer.Option(None, help="Only sessions of this owner."),
 ) -> None:
     """List registered sessions, most recently active first: discovery that works on
-    every host that reaches the database, unlike the runtime's own list_sessions."""
-    from handoff.registry import Registry
+    every host that reaches the database, unlike the runtime's own list_sessions. On a
+    PostgreSQL server, also the sessions each `handoff run --store URL` kept there (a
+    schema per run and scenario)."""
     from handoff.stores.database import connect
+    from handoff.stores.shared import kept_registries
 
     try:
         if urlsplit(store).scheme in ("postgres", "postgresql"):
@@ -329,8 +369,7 @@ def sessions_list(
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
     try:
-        registry = Registry.existing(database)
-        typer.echo(report.sessions_table(registry.sessions(owner) if registry else []))
+        typer.echo(report.sessions_table(kept_registries(database, owner)))
     finally:
         database.close()
 
@@ -368,6 +407,10 @@ def lab(
                               "terminal finds the session (your ~/.copilot is not touched)."),
     fact: str = typer.Option(DEFAULT_VALUE, help="The value the model is asked to remember."),
     topic: str = typer.Option(DEFAULT_TOPIC, help="What the value is a favourite of."),
+    show_calls: Annotated[bool, typer.Option(
+        "--show-calls", help="Beside each turn, the SDK call that made it and the pid and host of the process that "
+                             "called; with --resume, the process that created the session (from the stored runs).")] = False,
+    html_path: HtmlOption = None,
     runs_dir: RunsDirOption = None,
 ) -> None:
     """Lab 05 ("sessions"): the lab's transcript on the real runtime (stored as a run, like `handoff run`).
@@ -377,14 +420,25 @@ def lab(
     130 interrupted."""
     from handoff import backends
     from handoff import lab as labs
+    from handoff.checker.checks import judge
+    from handoff.lab.calls import created_by
     from handoff.runs import store as runs
+
+    root = runs_dir or runs.RUNS_DIR
+
+    def keep(record) -> None:
+        runs.save(record, root)
+        if html_path is not None:
+            _write_html(html_path, record, judge(record))
 
     try:
         chosen = backends.choose(backend, model, provider_url, api_key_env)
+        if html_path is not None:
+            inputs.writable_file(html_path, "--html")
         options = labs.LabOptions(chosen, inputs.fact(fact, topic), home or labs.DEFAULT_HOME, session_id, resume,
-                                  resume_most_recent, third_turn)
-        code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True),
-                            keep=lambda record: runs.save(record, runs_dir or runs.RUNS_DIR))
+                                  resume_most_recent, third_turn, show_calls)
+        code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True), keep=keep,
+                            creator=lambda sid: created_by(sid, runs.records(root, command="lab")))
     except UserError as error:
         raise _fail(str(error), 2)
     except labs.LabFailure as error:

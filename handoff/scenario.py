@@ -6,6 +6,8 @@ A scenario is a TOML file in ``scenarios/``; its name is the file's stem. Exampl
     order = 30
     proves = "..."
     does_not_prove = "..."
+    proves_in_short = "..."            # optional: a few words each, for the terminal's
+    does_not_prove_in_short = "..."    # one line per rung ("<name> proved ..., not ...")
 
     [[steps]]
     name = "A"
@@ -115,6 +117,10 @@ class Scenario:
     path: str | None = None  # the file it was loaded from
     turn_timeout: float = 60.0  # seconds the SDK waits for each answer
     known_good: tuple[tuple[str, str], ...] = ()  # (last writer, resumer) downgrades the guard lets through
+    # A few words each, for the terminal's one line per scenario; the full texts above are
+    # in the wide table, the Markdown and the HTML report.
+    proves_in_short: str = ""
+    does_not_prove_in_short: str = ""
 
     @property
     def host_kinds(self) -> set[str]:
@@ -269,8 +275,8 @@ def load(path: Path) -> Scenario:
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
     read = _Reader(path, data)
-    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "store", "steps",
-                         "turn_timeout", "known_good"})
+    read.reject_unknown({"title", "order", "proves", "does_not_prove", "proves_in_short", "does_not_prove_in_short",
+                         "session_id", "hosts", "store", "steps", "turn_timeout", "known_good"})
     hosts = read.get("hosts", dict, {})
     for name, kind in hosts.items():
         if name == LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
@@ -304,6 +310,8 @@ def load(path: Path) -> Scenario:
         path=str(path),
         turn_timeout=_turn_timeout(read),
         known_good=_known_good(read),
+        proves_in_short=_one_line(read, "proves_in_short"),
+        does_not_prove_in_short=_one_line(read, "does_not_prove_in_short"),
     )
 
 
@@ -329,6 +337,13 @@ def _known_good(read: _Reader) -> tuple[tuple[str, str], ...]:
                                           f"by a runtime older than the last writer")
         pairs.append((writer, resumer))
     return tuple(pairs)
+
+
+def _one_line(read: _Reader, field: str) -> str:
+    value = read.get(field, str, "")
+    if "\n" in value or len(value) > 80:
+        raise read.fail(field, f"must be one line of at most 80 characters (a few words), got {len(value)}")
+    return value
 
 
 def available(directory: Path = SCENARIO_DIR) -> dict[str, Path]:

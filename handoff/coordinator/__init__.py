@@ -46,11 +46,13 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
     stored as ("run", or "skew" for a version grid)."""
     runtime_path = locate_runtime()
     preflight(settings.backend)
+    settings.observer.run_started()
     started = time.time()
+    run_id = new_run_id(started)
     leftovers.claim()  # everything started from here on carries this process's pid as its owner
     with StopOnce() as stop:  # Ctrl-C or `kill` starts the cleanup; another one cannot cut it short
         run_dir = Path(tempfile.mkdtemp(prefix=f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-"))
-        services = RunServices(settings, runtime_path, run_dir, ProcessTracker())
+        services = RunServices(settings, runtime_path, run_dir, ProcessTracker(), tag=run_id.rsplit("-", 1)[-1])
         try:
             records = asyncio.run(_run(scenarios, services))
         finally:
@@ -66,7 +68,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
     reported = next((ready.runtime_version for scenario in records
                      for planned, step in zip(scenario.scenario.steps, scenario.steps)
                      if planned.runtime is None and (ready := step.view().ready) is not None), None)
-    return RunRecord(new_run_id(started), command, started, time.time(), this_machine(reported), options(settings),
+    return RunRecord(run_id, command, started, time.time(), this_machine(reported), options(settings),
                      records)
 
 

@@ -2,7 +2,8 @@
 
 Scenarios are independent, so they run side by side. They are started longest first, so
 that no long scenario starts last and runs alone; their records still come back in the
-order they were given. A scenario never raises here (its failures are its record's
+order they were given. The run's observer is told as each one starts and ends (the
+coordinator itself never prints). A scenario never raises here (its failures are its record's
 ``crashed``), so one cannot cancel another.
 """
 
@@ -28,13 +29,17 @@ def expected_cost(scenario: Scenario) -> float:
 
 async def run_all(scenarios: list[Scenario], services: RunServices, place: Placement = open_hosts) -> list[ScenarioRecord]:
     slots = Slots(services.settings.jobs)
+    observer = services.settings.observer
 
     async def bounded(scenario: Scenario) -> ScenarioRecord:
         await slots.take()
+        observer.scenario_started(scenario)
         try:
-            return await ScenarioRun(scenario, services, slots, place).run()
+            record = await ScenarioRun(scenario, services, slots, place).run()
         finally:
             await slots.give_back()
+        observer.scenario_finished(record)
+        return record
 
     longest_first = sorted(range(len(scenarios)), key=lambda i: expected_cost(scenarios[i]), reverse=True)
     tasks = {i: asyncio.create_task(bounded(scenarios[i])) for i in longest_first}

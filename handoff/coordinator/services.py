@@ -7,7 +7,8 @@ and its containers' engine, image, network and lifeline (when a scenario has a c
 host).
 None of them carries anything from one scenario to another that a proof depends on: the
 witness answers each request from that request alone, the zygote never runs a session,
-and each scenario gets its own homes and its own database schema.
+and each scenario gets its own homes and its own database schema (kept, on a server the
+user named: see stores/shared.py).
 
 A service that cannot start is recorded as the reason the scenarios that need it cannot
 run (they end *crashed* or *skipped* with that reason); only the witness and the zygote,
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from handoff.containers.engine import Engine
 from handoff.containers.service import RunContainers
+from handoff.coordinator.observer import RunObserver, Unobserved
 from handoff.fact import Fact
 from handoff.hosts import Lan, NetworkError, SshTarget, missing_capability
 from handoff.hosts.zygote import Zygote
@@ -50,11 +52,14 @@ class RunSettings:
     fork_workers: bool = True  # workers are forked from a zygote that has the SDK imported
     step_timeout: float = 120.0
     engine: str = "podman"  # the container engine for container hosts
+    observer: RunObserver = field(default_factory=Unobserved, compare=False)  # told as scenarios start and end
 
 
 class RunServices:
-    def __init__(self, settings: RunSettings, runtime_path: Path, run_dir: Path, tracker: ProcessTracker):
+    def __init__(self, settings: RunSettings, runtime_path: Path, run_dir: Path, tracker: ProcessTracker,
+                 tag: str | None = None):
         self.settings = settings
+        self.tag = tag  # the run id's last part: it names what the run keeps on a user's server
         self.runtime_path = runtime_path
         self.run_dir = run_dir
         self.tracker = tracker
@@ -63,7 +68,7 @@ class RunServices:
         self.zygote: Zygote | None = None
         self.lan: Lan | None = None
         self.lan_problem: str | None = None  # why there is no LAN although a scenario needs one
-        self.databases = RunDatabases(run_dir, settings.store_url, None, owned=False)
+        self.databases = RunDatabases(run_dir, settings.store_url, None, owned=False, tag=tag)
         self.database_problem: str | None = None  # why the throwaway PostgreSQL did not start
         # The app's key for minting guarded ids: made per run, given to guarded workers in
         # their spec (on stdin), never written to the record or shown.
@@ -108,7 +113,7 @@ class RunServices:
         except Exception as error:
             self.database_problem = f"the throwaway PostgreSQL server did not start: {' '.join(str(error).split())}"
             return
-        self.databases = RunDatabases(self.run_dir, url, lan.gateway if lan else None, owned=True)
+        self.databases = RunDatabases(self.run_dir, url, lan.gateway if lan else None, owned=True, tag=self.tag)
 
     async def _start_witness(self) -> None:
         listen = self.lan.gateway if self.lan else "127.0.0.1"
@@ -141,7 +146,6 @@ class RunServices:
         """Stop everything, whatever happened; safe to call more than once."""
         self.tracker.stop_all()
         self.containers.close()
-        self.databases.close()
         if self._server is not None:
             self._server.stop()
         if self.lan is not None:

@@ -35,6 +35,9 @@ from typing import Any, Awaitable, Callable
 import psutil
 
 from handoff.backends import explain
+from handoff.eventlog import events_path
+from handoff.lab.answers import why_not_named
+from handoff.lab.calls import Calls, Creator
 from handoff.errors import UserError
 from handoff.guard.ids import secret_shape, shown
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
@@ -74,6 +77,7 @@ class LabOptions:
     resume: str | None = None  # --resume ID: only turn 2, typically in a second process
     resume_most_recent: bool = False  # only turn 2, on the newest stored session
     third_turn: bool = False  # the lab's exercise: resume again after the metadata
+    show_calls: bool = False  # beside each turn, the SDK call that made it and the process that called
 
     def check(self) -> None:
         """Reject contradictory or malformed options before anything starts."""
@@ -90,11 +94,12 @@ class LabOptions:
             raise UserError(f"--home {self.home}: exists and is not a directory")
 
 
-def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunRecord], None] | None = None) -> int:
+def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunRecord], None] | None = None,
+            creator: Callable[[str], Creator | None] = lambda session_id: None) -> int:
     """Run the lab, writing the transcript line by line; returns 0 or 1 (see module doc).
     Nothing it started is left running when it returns or raises. ``keep`` is given the
     run's record (handoff/lab/recorder.py) once the runtime has started, however the lab
-    ends."""
+    ends. ``creator`` finds the stored lab run that created a session (for --show-calls)."""
     options.check()
     # Absolute, so the runtime (which gets it as COPILOT_HOME) and messages agree on it.
     options = replace(options, home=options.home.expanduser().absolute())
@@ -107,6 +112,7 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
     tracker = ProcessTracker()
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
     lab = _Lab(options, str(runtime_path), tracker, write, warn)
+    lab.creator = creator
     try:
         with _sdk_log_to(options.home / LOG_DIR / "sdk.log"):
             return asyncio.run(lab.run())
@@ -130,6 +136,8 @@ class _Lab:
         self.runtime: Any = None
         self.recorder: Any = None  # a Recorder once the SDK is loaded
         self.evidence_path = options.home / LOG_DIR / f"witness-evidence-{os.getpid()}.jsonl"
+        self.calls = Calls(options.backend)
+        self.creator: Callable[[str], Creator | None] = lambda session_id: None
 
     def say(self, *lines: str) -> None:
         for line in lines:
@@ -155,7 +163,9 @@ class _Lab:
                 witness_url = await start_witness(self.tracker, options.home / LOG_DIR / "witness.stderr",
                                                   "--evidence", str(self.evidence_path), *relay)
             tags = request_tags(self.recorder.run_id, STEP, "local", options.fact)
-            self.runtime = Runtime(self.runtime_path, str(options.home), model_source(self.backend, witness_url, tags))
+            source = model_source(self.backend, witness_url, tags)
+            self.calls = Calls(self.backend, getattr(source, "base_url", None))
+            self.runtime = Runtime(self.runtime_path, str(options.home), source)
             started = time.monotonic()
             version = await self._sdk("start the runtime", self.runtime.start())
             self.recorder.ready(version, _ms(started))
@@ -183,7 +193,10 @@ class _Lab:
             self.recorder.session_id = session_id
             session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume")
             self.say(*header, f"Session id: {shown(session_id)}", "", "--- Turn 2 (resumed session) ---")
-            recalled = await self._ask_and_close(session, turn=2)
+            # The calls were made before the header (a bad id prints only the error); shown here.
+            self._show(*([self.calls.list()] if options.resume_most_recent else []),
+                       self.calls.created_by(self.creator(shown(session_id))), self.calls.resume(session_id))
+            recalled = await self._ask_and_close(session, turn=2, told_here=False)
         else:
             session_id = options.session_id or new_lab_session_id()
             self.say(*header, f"Session id: {shown(session_id)}")
@@ -191,25 +204,30 @@ class _Lab:
                 self.warn(f"warning: the --session-id given {secret_shape(session_id)}; the runtime writes ids into "
                           f"file names, logs and indexes, so it is now stored under {self.options.home}. Give a "
                           f"session an opaque id instead (see README, 'Security model').")
-            if options.session_id and await self._sdk("get_session_metadata", self.runtime.metadata(session_id)):
+            if options.session_id and await self._sdk("get_session_metadata", self.runtime.metadata(session_id),
+                                                      shown=self.calls.metadata(session_id)):
                 self.say("Note: this id is already stored here; create_session does not continue it "
                          "(only resume_session does; see README, 'A finding that corrects the lab').")
             self.say("", "--- Turn 1 (new session) ---")
             self.recorder.session_id = session_id
-            session = await self._sdk("create_session", self.runtime.create(session_id), "create")
+            session = await self._sdk("create_session", self.runtime.create(session_id), "create",
+                                      shown=self.calls.create(session_id))
             await self._turn(session, "tell", turn=1)
-            await self._sdk("close the session", self.runtime.close(session), "close")
+            await self._sdk("close the session", self.runtime.close(session), "close", shown=self.calls.close())
             self.say("", "Session closed.", "", "--- Turn 2 (resumed session) ---")
-            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume")
-            recalled = await self._ask_and_close(session, turn=2)
+            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume",
+                                      shown=self.calls.resume(session_id))
+            recalled = await self._ask_and_close(session, turn=2, told_here=True)
+        self.say("", "--- Session metadata ---")
         found = await self._sdk("get_session_metadata", self.runtime.metadata(session_id), "metadata",
-                                lambda found: {"found": found is not None})
-        self.say("", "--- Session metadata ---",
-                 "  (no metadata returned)" if found is None else f"  id={shown(session_id)} metadata retrieved")
+                                lambda found: {"found": found is not None}, shown=self.calls.metadata(session_id))
+        self.say("  (no metadata returned)" if found is None else f"  id={shown(session_id)} metadata retrieved")
         if options.third_turn:
             self.say("", "--- Turn 3 (resumed again, after metadata) ---")
-            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume")
-            recalled = await self._ask_and_close(session, turn=3) and recalled
+            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume",
+                                      shown=self.calls.resume(session_id))
+            told_here = not (options.resume or options.resume_most_recent)
+            recalled = await self._ask_and_close(session, turn=3, told_here=told_here) and recalled
         return 0 if recalled else 1
 
     async def _most_recent(self) -> tuple[str, int]:
@@ -220,13 +238,13 @@ class _Lab:
                             f"run `handoff lab` first, with the same --home")
         return max(stored, key=lambda s: s.modified).session_id, len(stored)
 
-    async def _ask_and_close(self, session: Any, turn: int) -> bool:
+    async def _ask_and_close(self, session: Any, turn: int, told_here: bool) -> bool:
         answer = await self._turn(session, "ask", turn)
-        await self._sdk("close the session", self.runtime.close(session), "close")
+        await self._sdk("close the session", self.runtime.close(session), "close", shown=self.calls.close())
         if self.options.fact.is_in(answer):
             return True
-        self.warn(f"turn {turn}: the answer does not name {self.options.fact.value!r}: "
-                  f"the resumed session did not carry turn 1 to the model")
+        log = events_path(self.options.home, self.recorder.session_id)
+        self.warn(why_not_named(turn, answer, self.options.fact, log.read_bytes() if log.is_file() else None, told_here))
         return False
 
     async def _turn(self, session: Any, kind: str, turn: int) -> str | None:
@@ -235,16 +253,36 @@ class _Lab:
         self.say(f"You: {prompt}")
         headers = {TAG_HEADERS["turn"]: str(self.recorder.next_turn())} if self.backend.seen_on_the_wire else {}
         started = time.monotonic()
-        answer = await self._sdk(f"turn {turn}", self.runtime.send(session, prompt, headers), failed_as=kind)
+        answer = await self._sdk(f"turn {turn}", self.runtime.send(session, prompt, headers), failed_as=kind,
+                                 shown=self.calls.send())
         self.recorder.turn(kind, prompt, answer, _ms(started))
         self.say(f"Assistant: {answer if answer is not None else '(no reply)'}")
         return answer
 
+    def _show(self, *lines: str) -> None:
+        if self.options.show_calls:
+            self.say(*lines)
+
     async def _sdk(self, what: str, call: Awaitable[Any], action: str | None = None,
-                   detail: Callable[[Any], dict] | None = None, failed_as: str | None = None) -> Any:
-        """Await one SDK call, recording it as ``action`` (a failure as ``failed_as`` or
-        ``action``); turn whatever it raises into a one-line error that says what failed
-        and, when it is the user's to fix, how (exit 2), else exit 3."""
+                   detail: Callable[[Any], dict] | None = None, failed_as: str | None = None, shown: str = "") -> Any:
+        """One SDK call, printed first with --show-calls (``shown``); see _Caller."""
+        if shown:
+            self._show(shown)
+        return await _Caller(self.options, self.recorder)(what, call, action, detail, failed_as)
+
+
+@dataclass(frozen=True)
+class _Caller:
+    """Awaits one SDK call for the lab: records it, and turns what it raises into a
+    one-line error that says what failed and, when it is the user's to fix, how."""
+
+    options: LabOptions
+    recorder: Any  # the run's Recorder, or None before the SDK is loaded
+
+    async def __call__(self, what: str, call: Awaitable[Any], action: str | None = None,
+                       detail: Callable[[Any], dict] | None = None, failed_as: str | None = None) -> Any:
+        """Await ``call``, recording it as ``action`` (a failure as ``failed_as`` or
+        ``action``); raise UserError (exit 2) or LabFailure (exit 3) when it fails."""
         started = time.monotonic()
         try:
             result = await call
@@ -253,7 +291,7 @@ class _Lab:
             self._record_failure(action or failed_as, message, started)
             raise LabFailure(f"{what}: {message}") from None
         except Exception as error:  # the SDK raises plain Exception for a failed turn
-            message = self._unechoed(self.backend.scrub(runtime_message(error)))
+            message = self._unechoed(self.options.backend.scrub(runtime_message(error)))
             self._record_failure(action or failed_as, message, started)
         else:
             if action:
@@ -263,7 +301,7 @@ class _Lab:
         if missing:
             raise UserError(f"{missing.group(0)} (no session with this id is stored in {self.options.home}; "
                             f"start one with `handoff lab`, using the same --home)")
-        explained = explain(self.backend, message)
+        explained = explain(self.options.backend, message)
         if explained:
             raise UserError(f"{what}: {explained}")
         raise LabFailure(f"{what}: {message}")

@@ -1,96 +1,53 @@
-"""Rendering a judged run: the terminal table, Markdown, JSON. Pure functions of the
-judgement (and, for JSON, the record), so a stored run renders exactly as it did when it
-ran, and everything here is tested without a runtime."""
+"""Rendering a judged run: the terminal output (terminal.py), Markdown, JSON and the HTML
+report (html.py). Pure functions of the record and its judgement, so a stored run renders
+exactly as it did when it ran, and everything here is tested without a runtime."""
 
 from __future__ import annotations
 
-import textwrap
 from datetime import datetime
 
 import msgspec
 from tabulate import tabulate
 
-from handoff.checker.verdicts import RunJudgement, ScenarioJudgement
-from handoff.report import cells, skew_grid
+from handoff.checker.verdicts import RunJudgement
+from handoff.report import cells, skew_grid, terminal
 from handoff.runs.record import RunRecord
 from handoff.skew import COMMAND as SKEW
 
-FORMATS = ("table", "markdown", "json")
-
-HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
-           "fact\nreached\nmodel", "event log", "verdict", "evidence", "expected", "match"]
-WIDTHS = [None, None, 18, 10, None, 24, None, 26, None, 8, 10, None]
-COLUMNS = (cells.turn, lambda t: cells.ran_in(t.step), lambda t: cells.store(t.step), cells.closed_before_resume,
-           cells.answer, cells.fact_reached_model, cells.event_log, cells.verdict, cells.evidence, cells.expected,
-           cells.match)
+FORMATS = ("table", "markdown", "json", "html")
 
 
-def _rows(judgement: RunJudgement) -> list[list[str]]:
-    return [[turn.scenario, *(column(turn) for column in COLUMNS)] for turn in judgement.turns]
-
-
-def table(judgement: RunJudgement) -> str:
-    return tabulate(_rows(judgement), headers=HEADERS, tablefmt="simple", maxcolwidths=WIDTHS)
-
-
-def _wrapped(text: str) -> str:
-    return textwrap.fill(text, width=110, initial_indent="  ", subsequent_indent="      ")
-
-
-def _explained(scenario: ScenarioJudgement) -> list[str]:
-    lines = [f"{scenario.name} — {scenario.title} ({scenario.seconds:.1f} s)"]
-    if scenario.skipped:
-        lines.append(_wrapped(f"skipped: {scenario.skipped}"))
-    if scenario.crashed:
-        lines.append(_wrapped(f"crashed: {scenario.crashed}"))
-    for turn in scenario.turns:
-        if turn.kind == "ask":
-            number = turn.turn if turn.turn is not None else cells.DASH
-            lines.append(_wrapped(f"turn {number} ({turn.step.step}): {turn.verdict.value} — {turn.reason}"))
-    lines.append(_wrapped(f"proves: {scenario.proves}"))
-    lines.append(_wrapped(f"does not prove: {scenario.does_not_prove}"))
-    return lines
-
-
-def explanations(judgement: RunJudgement) -> str:
-    return "\n".join(line for scenario in judgement.scenarios for line in _explained(scenario))
-
-
-def summary(judgement: RunJudgement) -> str:
-    judged = judgement.judged
-    held = sum(1 for turn in judged if turn.as_expected)
-    text = (f"{cells.plural(len(judgement.scenarios), 'scenario')}, {cells.plural(len(judged), 'judged turn')}, "
-            f"{held} as expected")
-    contradicted = sorted({turn.scenario for turn in judgement.contradicted})
-    if contradicted:
-        text += f"; NOT as expected: {', '.join(contradicted)}"
-    unjudged = sorted({turn.scenario for turn in judgement.unjudged})
-    if unjudged:
-        text += f"; could not be judged: {', '.join(unjudged)}"
-    return text
-
-
-def render(judgement: RunJudgement) -> str:
-    """The terminal output of a run: the fact, the table, what each scenario proves, the summary."""
-    return "\n\n".join([f"Fact to remember: '{judgement.fact}'", table(judgement), explanations(judgement),
-                        summary(judgement)])
+def render(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
+    """The terminal output of a run: the plan, the table, what each rung proved, the summary."""
+    return terminal.render(record, judgement, wide)
 
 
 def _markdown_cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def markdown(judgement: RunJudgement) -> str:
-    headers = [" ".join(h.split()) for h in HEADERS]
-    lines = [f"**Fact to remember:** '{_markdown_cell(judgement.fact)}'", "",
-             "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(_markdown_cell(cell) for cell in row) + " |" for row in _rows(judgement)]
-    lines.append("")
-    for scenario in judgement.scenarios:
-        explained = _explained(scenario)
-        lines.append(f"- **{_markdown_cell(explained[0])}**")
-        lines += [f"  - {_markdown_cell(line)}" for line in explained[1:]]
-    lines += ["", summary(judgement)]
+def _markdown_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    headers = [" ".join(h.split()) for h in headers]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    return lines + ["| " + " | ".join(_markdown_cell(cell) for cell in row) + " |" for row in rows]
+
+
+def markdown(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
+    """The same as the terminal output, for pasting into an issue or a document."""
+    fact, *plan = terminal.plan_of(record).split("\n")
+    lines = [f"**{_markdown_cell(fact)}**", "", _markdown_cell(" ".join(plan)), ""]
+    if wide:
+        lines += _markdown_table(terminal.WIDE_HEADERS, terminal.wide_rows(judgement))
+        lines.append("")
+        for scenario in judgement.scenarios:
+            explained = terminal.explained(scenario)
+            lines.append(f"- **{_markdown_cell(explained[0])}**")
+            lines += [f"  - {_markdown_cell(line)}" for line in explained[1:]]
+    else:
+        lines += _markdown_table(terminal.HEADERS, terminal.learner_rows(judgement, record.versions.machine))
+        lines.append("")
+        lines += [f"- {_markdown_cell(line)}" for line in terminal.rung_lines(record, judgement)]
+    lines += ["", " ".join(terminal.summary(judgement).split())]
     return "\n".join(lines)
 
 
@@ -105,14 +62,18 @@ def as_json(record: RunRecord, judgement: RunJudgement) -> bytes:
     return msgspec.json.format(msgspec.json.encode({"record": record, "judgement": judged}), indent=2)
 
 
-def rendered(record: RunRecord, judgement: RunJudgement, form: str) -> str:
-    if record.command == SKEW and form != "json":  # a version grid reads as a grid
+def rendered(record: RunRecord, judgement: RunJudgement, form: str, wide: bool = False) -> str:
+    if record.command == SKEW and form in ("table", "markdown"):  # a version grid reads as a grid
         return skew_grid.markdown(record, judgement) if form == "markdown" else skew_grid.render(record, judgement)
     if form == "markdown":
-        return markdown(judgement)
+        return markdown(record, judgement, wide)
     if form == "json":
         return as_json(record, judgement).decode()
-    return render(judgement)
+    if form == "html":
+        from handoff.report.html import page  # Jinja2 loads only when a page is made
+
+        return page(record, judgement)
+    return render(record, judgement, wide)
 
 
 def _when(seconds: float | None, host: str | None) -> str:
@@ -121,14 +82,29 @@ def _when(seconds: float | None, host: str | None) -> str:
     return f"{datetime.fromtimestamp(seconds).strftime('%Y-%m-%d %H:%M:%S')} on {host}"
 
 
-def sessions_table(sessions: list) -> str:
-    if not sessions:
+def sessions_table(registries: list[tuple[str, list]]) -> str:
+    """The registered sessions of a store, by where each is kept: ``""`` for the store's
+    own registry, else the schema a run kept (shown as its run and scenario)."""
+    if not registries:
         return "no sessions registered"
-    body = [[s.session_id, s.owner, _when(s.created_at, s.created_on), _when(s.last_resumed_at, s.last_resumed_on),
-             _pair(s.created_runtime, s.created_sdk), _pair(s.runtime_version, s.sdk_version), s.turns,
-             (s.summary or "")[:40]] for s in sessions]
-    return tabulate(body, headers=["id", "owner", "created", "last resumed", "created by", "last written by", "turns",
-                                   "summary"])
+    kept = any(where for where, _ in registries)
+    body = []
+    for where, sessions in registries:
+        for s in sessions:
+            row = [s.session_id, s.owner, _when(s.created_at, s.created_on), _when(s.last_resumed_at, s.last_resumed_on),
+                   _pair(s.created_runtime, s.created_sdk), _pair(s.runtime_version, s.sdk_version), s.turns,
+                   (s.summary or "")[:40]]
+            body.append(([_kept_by(where)] if kept else []) + row)
+    headers = ["id", "owner", "created", "last resumed", "created by", "last written by", "turns", "summary"]
+    return tabulate(body, headers=(["kept by"] if kept else []) + headers)
+
+
+def _kept_by(schema: str) -> str:
+    """``handoff_4e8418_cross_process_postgres`` -> ``run …4e8418, cross_process_postgres``."""
+    if not schema:
+        return "this store"
+    tag, _, scenario = schema.removeprefix("handoff_").partition("_")
+    return f"run …{tag}, {scenario}"
 
 
 def _pair(runtime: str | None, sdk: str | None) -> str:

@@ -22,10 +22,26 @@ def short(text: str | None, width: int = 48) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def turn_number(judged: TurnJudgement) -> str:
+    """The turn's number across the scenario; a dash for a turn that never happened."""
+    return str(judged.turn) if judged.turn is not None else DASH
+
+
 def turn(judged: TurnJudgement) -> str:
     if judged.kind == "scenario":
         return f"{DASH} {DASH}"
-    return f"{judged.turn if judged.turn is not None else DASH} {judged.kind}"
+    return f"{turn_number(judged)} {judged.kind}"
+
+
+def where(step: StepFacts | None, machine: str) -> str:
+    """Short "ran in" for the learner's table: the step and its process id, and the host
+    when it is not this machine (``B 4160``, ``B 1@host-b``): a new pid is a new process."""
+    if step is None:
+        return DASH
+    if step.ready is None:
+        return f"{step.step}: no runtime"
+    host = "" if step.ready.hostname == machine else f"@{step.ready.hostname}"
+    return f"{step.step} {step.ready.pid}{host}"
 
 
 def ran_in(step: StepFacts | None) -> str:

@@ -11,6 +11,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import msgspec
 
@@ -43,6 +44,23 @@ def run_ids(root: Path = RUNS_DIR) -> list[str]:
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / RECORD).is_file())
+
+
+class _Command(msgspec.Struct):
+    command: str
+
+
+def records(root: Path = RUNS_DIR, command: str | None = None) -> Iterator[RunRecord]:
+    """The stored runs, newest first (of one command only, when given); a record this
+    version cannot read is passed over."""
+    for run_id in reversed(run_ids(root)):
+        try:
+            data = (root / run_id / RECORD).read_bytes()
+            if command is not None and msgspec.json.decode(data, type=_Command).command != command:
+                continue
+            yield decode(data)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            continue
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,11 @@ from handoff.witness.relay import Relayed, relay
 from handoff.witness.tags import FACT_HEADER, TAG_HEADERS
 
 MODEL_NAME = "handoff-witness"
+# What a record keeps of the conversation a request carried (the report shows it): the
+# last messages, each cut short. The runtime's system prompt and tool definitions (~40 KB
+# a request) are left out; so the record stays small however long a session grows.
+KEPT_MESSAGES = 12
+KEPT_CHARACTERS = 600
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,9 @@ class Evidence:
     reply_kind: str
     reply: str
     model: str | None = None  # the model name the client asked for, as it arrived
+    # (role, text) of the last KEPT_MESSAGES user and assistant messages, each cut to
+    # KEPT_CHARACTERS: what the model was sent, as far as the report needs to show it.
+    conversation: tuple[tuple[str, str], ...] = ()
 
 
 class EvidenceLog:
@@ -67,7 +75,19 @@ def read_evidence(path: Path) -> list[Evidence]:
     if not path.exists():
         return []
     with path.open(encoding="utf-8") as log:
-        return [Evidence(**json.loads(line)) for line in log if line.strip()]
+        return [_evidence(json.loads(line)) for line in log if line.strip()]
+
+
+def _evidence(data: dict[str, Any]) -> Evidence:
+    data["conversation"] = tuple((role, text) for role, text in data.get("conversation", ()))
+    return Evidence(**data)
+
+
+def kept_conversation(talk: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    def cut(text: str) -> str:
+        return text if len(text) <= KEPT_CHARACTERS else text[: KEPT_CHARACTERS - 1] + "…"
+
+    return tuple((str(m.get("role")), cut(message_text(m))) for m in talk[-KEPT_MESSAGES:])
 
 
 def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, reply: str) -> Evidence:
@@ -87,6 +107,7 @@ def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, repl
         reply_kind=reply_kind,
         reply=reply,
         model=body.get("model"),
+        conversation=kept_conversation(talk),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -66,6 +67,7 @@ def test_missing_runtime_says_to_run_make_setup(monkeypatch, tmp_path):
     result = runner.invoke(app, ["run", "cross-process"])
     assert result.exit_code == 2
     assert "COPILOT_CLI_PATH" in result.output
+    assert "Plan:" not in result.output  # bad input is its one line, with nothing said before it
 
 
 @pytest.mark.e2e
@@ -183,6 +185,11 @@ def test_a_stored_run_reports_again_byte_for_byte_as_it_ran(tmp_path):
     assert ran.returncode == 0, ran.stderr
     [run_id] = os.listdir(tmp_path)
     assert f"Stored as {run_id}" in ran.stderr
+    # stderr is a pipe here, not a terminal: progress is one plain line per finished scenario.
+    progress = [line for line in ran.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == 2 and "\x1b" not in ran.stderr
+    assert {re.sub(r"^\[\d/2 +[\d.]+ s\] ", "", line).split(" (")[0] for line in progress} == \
+        {"same-process: kept, as expected", "isolated-store: lost, as expected"}
     again = handoff("report", run_id)
     assert (again.returncode, again.stdout) == (0, ran.stdout)
     assert run_id in handoff("runs").stdout

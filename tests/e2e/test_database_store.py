@@ -36,3 +36,34 @@ def test_cross_machine_postgres_reached_the_database_over_the_lan(default_matrix
     a, b = default_matrix.steps("cross-machine-postgres").values()
     assert (a.ready.hostname, b.ready.hostname) == ("host-a", "host-b")
     assert "127.0.0.1" not in b.ready.store
+
+
+def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
+    """Following the README: `handoff run --store URL`, then `handoff sessions list --store
+    URL` shows the sessions the run made (the run says so). Only the tool's own throwaway
+    server is deleted; a server the user named keeps what the run wrote."""
+    import subprocess
+    import sys
+
+    from handoff.runs import store as runs
+    from handoff.stores.postgres_server import ThrowawayPostgres
+
+    def handoff(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "handoff", *args], capture_output=True, text=True, timeout=300)
+
+    server = ThrowawayPostgres(["127.0.0.1"])  # stands in for the user's own server
+    url = server.start()
+    try:
+        ran = handoff("run", "cross-process-postgres", "--store", url, "--runs-dir", str(tmp_path))
+        assert ran.returncode == 0, ran.stderr
+        record = runs.load(None, tmp_path).record
+        tag = record.id.rsplit("-", 1)[-1]
+        assert (f"kept on {url} (schemas handoff_{tag}_*): `handoff sessions list --store '{url}'` lists them"
+                in ran.stderr)
+        [session_id] = {step.view().reported_session_id for step in record.scenarios[0].steps}
+        listed = handoff("sessions", "list", "--store", url)
+        assert listed.returncode == 0, listed.stderr
+        [row] = [line for line in listed.stdout.splitlines() if session_id in line]
+        assert f"run …{tag}, cross_process_postgres" in row and "alice" in row
+    finally:
+        server.stop()

@@ -307,3 +307,51 @@ def test_a_secret_shaped_id_is_accepted_as_the_raw_sdk_would_but_never_printed(t
     assert "Session id: (not shown: it looks like a GitHub token)" in done.stdout
     assert "warning: the --session-id given looks like a GitHub token" in done.stderr
     assert (tmp_path / "session-state" / token).is_dir()  # the raw runtime did store it under that name
+
+
+CALL = re.compile(r"^  sdk: (?P<call>\S+)\(.*\[pid (?P<pid>\d+) on (?P<host>\S+)\]$")
+
+
+def test_show_calls_names_each_sdk_call_with_its_process_and_a_resume_names_the_creating_one(tmp_path):
+    """--show-calls: beside each turn the SDK call that made it, with the pid and host of
+    the process that called. A --resume run is another process, and says which one created
+    the session (from the stored runs). Resumed with a value it was never told, the lab
+    says the answer named the value the session was told, rather than that it lost turn 1."""
+    sid = f"show-calls-{uuid.uuid4().hex[:8]}"
+    page = tmp_path / "lab.html"
+    first = lab(tmp_path, "--session-id", sid, "--show-calls", "--html", str(page))
+    assert first.returncode == 0, first.stderr
+    drawn = page.read_text(encoding="utf-8")  # the lab's calls as a diagram, made by one process
+    assert 'data-lane="worker:lab"' in drawn and "the lab&#39;s process" in drawn and 'data-lane="coordinator"' not in drawn
+    assert drawn.count('data-fact="seen"') == 2 and f"create_session(session_id={sid[:17]}" in drawn
+    calls = [CALL.match(line) for line in first.stdout.splitlines() if line.startswith("  sdk: ")]
+    assert all(calls)
+    assert [c["call"] for c in calls] == [
+        "client.get_session_metadata", "client.create_session", "session.send_and_wait", "session.disconnect",
+        "client.resume_session", "session.send_and_wait", "session.disconnect", "client.get_session_metadata"]
+    assert len({(c["pid"], c["host"]) for c in calls}) == 1  # one process made every call
+    creator_pid = calls[0]["pid"]
+    assert f"client.create_session(session_id='{sid}', model='handoff-witness', provider=" in first.stdout
+    assert "api_key': …}" in first.stdout and "handoff-witness-needs-no-key" not in first.stdout
+    # The transcript itself is the lab's: the calls are extra lines, nothing else changed.
+    plain = [line for line in first.stdout.splitlines() if not line.startswith("  sdk: ")]
+    assert plain[5:] == ["--- Turn 1 (new session) ---",
+                         "You: Remember this: my favourite retail segment is 'At Risk'. Reply with just OK.",
+                         "Assistant: OK", "", "Session closed.", "", "--- Turn 2 (resumed session) ---",
+                         "You: Which retail segment did I say was my favourite?",
+                         "Assistant: Your favourite retail segment is 'At Risk'.", "", "--- Session metadata ---",
+                         f"  id={sid} metadata retrieved"]
+
+    second = lab(tmp_path, "--resume", sid, "--show-calls", "--fact", "Champions")
+    resumed = [CALL.match(line) for line in second.stdout.splitlines() if line.startswith("  sdk: ")]
+    assert [c["call"] for c in resumed] == ["client.resume_session", "session.send_and_wait", "session.disconnect",
+                                            "client.get_session_metadata"]
+    resumer_pid = resumed[0]["pid"]
+    assert resumer_pid != creator_pid
+    created = next(line for line in second.stdout.splitlines() if line.startswith("  created by: "))
+    assert created.startswith(f"  created by: pid {creator_pid} on ") and \
+        created.endswith(f"this resume is pid {resumer_pid} on {resumed[0]['host']}: a different process")
+    assert second.returncode == 1
+    assert second.stderr.strip() == ("turn 2: the answer names 'At Risk', which this session was told in an earlier "
+                                     "run, not 'Champions' (--fact): the context was carried; give --fact 'At Risk' "
+                                     "to check for it")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from handoff import scenario
@@ -93,3 +95,18 @@ def test_every_worker_whose_runtime_started_reports_the_cpu_that_runtime_used(de
 
 def test_the_run_is_judged_as_expected_and_exits_0(default_matrix):
     assert default_matrix.judgement.exit_code() == 0
+
+
+def test_the_default_output_fits_a_terminal_and_a_screen(default_matrix):
+    """What `handoff run` prints for the default matrix: at most 100 columns, and about
+    three lines per scenario (~80 for 28): the plan, one row per question, one line per
+    rung, the summary."""
+    from handoff.report import render
+
+    lines = render(default_matrix.record, default_matrix.judgement).splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert len(lines) <= 3 * len(default_matrix.record.scenarios), len(lines)
+    assert lines[0].startswith("Fact to remember:") and lines[1].startswith("Plan:")
+    for scenario in default_matrix.record.scenarios:  # one line per rung, whatever came out
+        rung = re.compile(rf"{re.escape(scenario.name)} (proved|did NOT|could not|crashed|was skipped)")
+        assert sum(1 for line in lines if rung.match(line)) == 1, scenario.name

@@ -111,7 +111,9 @@ def test_report_and_diff_on_the_command_line(tmp_path):
     assert shown.exit_code == 0 and "1 scenario, 1 judged turn, 1 as expected" in shown.output
     assert cli.invoke(app, ["report", "--runs-dir", str(tmp_path)]).exit_code == 1  # the latest: contradicted
     markdown = cli.invoke(app, ["report", "aaaaaa", "--format", "markdown", "--runs-dir", str(tmp_path)])
-    assert "| s | 2 ask |" in markdown.output
+    assert "| s | A 7@h | B 7@h | yes | kept | yes |" in markdown.output
+    wide = cli.invoke(app, ["report", "aaaaaa", "--format", "markdown", "--wide", "--runs-dir", str(tmp_path)])
+    assert "| s | 2 ask |" in wide.output
     assert cli.invoke(app, ["report", "aaaaaa", "--format", "xml", "--runs-dir", str(tmp_path)]).exit_code == 2
     missing = cli.invoke(app, ["report", "nope", "--runs-dir", str(tmp_path)])
     assert missing.exit_code == 2 and "no stored run 'nope'" in missing.output
@@ -119,3 +121,16 @@ def test_report_and_diff_on_the_command_line(tmp_path):
     assert compared.exit_code == 1 and "3 differences" in compared.output
     listed = cli.invoke(app, ["runs", "--runs-dir", str(tmp_path)])
     assert listed.exit_code == 0 and "20260102T000000Z-bbbbbb" in listed.output
+
+
+def test_report_writes_the_html_page_to_a_file(tmp_path):
+    store.save(record("20260101T000000Z-aaaaaa"), tmp_path / "runs")
+    cli = CliRunner()
+    out = tmp_path / "report.html"
+    written = cli.invoke(app, ["report", "aaaaaa", "--format", "html", "-o", str(out), "--runs-dir", str(tmp_path / "runs")])
+    assert written.exit_code == 0, written.output
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>") and f"HTML report: {out}" in written.output
+    assert not list(tmp_path.glob("*.partial"))
+    nowhere = cli.invoke(app, ["report", "aaaaaa", "--format", "html", "-o", str(tmp_path / "no" / "such" / "dir" / "r.html"),
+                               "--runs-dir", str(tmp_path / "runs")])
+    assert nowhere.exit_code == 2 and "--output" in nowhere.output and "Traceback" not in nowhere.output

@@ -234,3 +234,24 @@ def test_versions_run_on_the_local_host_only(tmp_path, kind):
     text = HEADER + f'[hosts]\nb = "{kind}"\n' + step("A", '["create", "tell", "close"]', 'host = "b"\nsdk = "1.0.24"')
     message = load_error(tmp_path, text)
     assert "step 'A': field 'sdk' is set on host 'b'" in message and "host 'local' only" in message
+
+
+def test_the_short_texts_load_and_must_be_a_few_words_on_one_line(tmp_path):
+    loaded = load(write(tmp_path, HEADER + 'proves_in_short = "p"\ndoes_not_prove_in_short = "d"\n' + STEP_A))
+    assert (loaded.proves_in_short, loaded.does_not_prove_in_short) == ("p", "d")
+    message = load_error(tmp_path, HEADER + f'proves_in_short = "{"word " * 20}"\n' + STEP_A)
+    assert "field 'proves_in_short' must be one line of at most 80 characters" in message
+
+
+def test_every_shipped_scenario_says_in_a_rung_line_of_100_columns_what_it_proves_and_not():
+    from handoff.checker.verdicts import Expectation, ScenarioJudgement, TurnJudgement, Verdict
+    from handoff.report.terminal import WIDTH, rung_line
+
+    held = TurnJudgement("s", "ask", 2, None, verdict=Verdict.KEPT, expectations=(Expectation("verdict", "kept", "kept",
+                                                                                              True),))
+    for loaded in select([]):
+        assert loaded.proves_in_short and loaded.does_not_prove_in_short, loaded.name
+        judged = ScenarioJudgement(loaded.name, loaded.title, loaded.proves, loaded.does_not_prove, 1.0, (held,))
+        line = rung_line(judged, loaded.proves_in_short, loaded.does_not_prove_in_short)
+        assert line == f"{loaded.name} proved {loaded.proves_in_short}, not {loaded.does_not_prove_in_short}."
+        assert len(line) <= WIDTH

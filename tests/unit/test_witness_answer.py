@@ -195,3 +195,19 @@ def test_a_missing_evidence_log_means_no_requests(tmp_path):
 def test_an_evidence_log_without_a_path_writes_nothing(tmp_path):
     EvidenceLog(None).write(witness({}, {})[0])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_record_keeps_the_conversation_it_was_sent_without_system_prompts():
+    evidence, _ = witness({"messages": [system("a long system prompt")] + told_then_asked()}, fact_header())
+    assert [role for role, _ in evidence.conversation] == ["user", "assistant", "user"]
+    assert FACT.stated_text in evidence.conversation[0][1]
+
+
+def test_the_kept_conversation_is_bounded_however_long_the_session():
+    from handoff.witness.server import KEPT_CHARACTERS, KEPT_MESSAGES
+
+    messages = [user("x" * 5000) for _ in range(50)] + told_then_asked()
+    evidence, _ = witness({"messages": messages}, fact_header())
+    assert evidence.messages_received == 53 and len(evidence.conversation) == KEPT_MESSAGES
+    assert max(len(text) for _, text in evidence.conversation) == KEPT_CHARACTERS
+    assert evidence.conversation[-1] == ("user", FACT.question_prompt)  # the latest messages are the ones kept

@@ -1,0 +1,142 @@
+"""The HTML report: one self-contained page (inline CSS and SVG, nothing fetched) made
+from a stored run and its judgement with Jinja2 templates (templates/).
+
+The page has the ladder as a picture, the versions, machine and date, and per scenario
+its sequence diagram (sequence.py says what happened, diagram.py where it goes), its
+verdicts with what they rest on, what it proves and does not, and behind each question
+the evidence: the conversation the model was sent (the fact marked where the witness
+found it), the event log's facts and the worker's errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
+from handoff.fact import Fact
+from handoff.protocol import turns_in
+from handoff.report import cells, terminal
+from handoff.report.diagram import Diagram, layout
+from handoff.report.ladder import SYMBOLS, ladder
+from handoff.report.outcomes import in_words, standing
+from handoff.report.sequence import sequence
+from handoff.runs.record import RunRecord, ScenarioRecord, StepRecord
+from handoff.witness.server import Evidence
+
+
+@dataclass(frozen=True)
+class Said:
+    """One message of a conversation the model was sent, cut where it states the fact."""
+
+    role: str
+    parts: tuple[tuple[str, bool], ...]  # (text, is the stated fact)
+
+
+@dataclass(frozen=True)
+class Request:
+    evidence: Evidence
+    conversation: tuple[Said, ...]
+
+
+@dataclass(frozen=True)
+class Question:
+    turn: TurnJudgement
+    where: str  # "turn 2 (B)"
+    requests: tuple[Request, ...]
+    eventlog: tuple[tuple[str, str], ...]
+    errors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ScenarioView:
+    judged: ScenarioJudgement
+    anchor: str
+    standing: str
+    words: str
+    diagram: Diagram | None
+    questions: tuple[Question, ...]
+
+
+def marked(text: str, stated: str) -> tuple[tuple[str, bool], ...]:
+    """``text`` in pieces, each occurrence of the stated fact its own piece: the witness
+    counts the fact as sent when exactly this text is in a message."""
+    pieces = text.split(stated) if stated else [text]
+    out: list[tuple[str, bool]] = []
+    for index, piece in enumerate(pieces):
+        if index:
+            out.append((stated, True))
+        if piece:
+            out.append((piece, False))
+    return tuple(out)
+
+
+def _eventlog(step: StepRecord) -> tuple[tuple[str, str], ...]:
+    log = step.view().eventlog
+    if log is None:
+        return (("event log", "not reported (the worker did not finish)"),)
+    if not log.found:
+        return (("event log", f"no events.jsonl for {log.session_id}"),)
+    return (("events", str(log.events)), ("session.start roots", str(log.starts)), ("resumes", str(log.resumes)),
+            ("closed before the last resume", cells.yes_no(log.closed_before_resume)),
+            ("events the last resume loaded", cells.DASH if log.resume_event_count is None else str(log.resume_event_count)),
+            ("alreadyInUse", cells.yes_no(log.already_in_use)), ("forks", str(log.branch_points)),
+            ("torn lines", str(log.unreadable_lines)))
+
+
+def _errors(step: StepRecord) -> tuple[str, ...]:
+    view = step.view()
+    found = [f"{e.action}{' (refused by the guard)' if e.refused else ''}: {e.message}" for e in view.failures]
+    found += view.problems + list(step.notes)
+    if view.finished is None and not view.killed_on_purpose and step.stderr_tail.strip():
+        found.append("stderr: " + step.stderr_tail.strip().splitlines()[-1])
+    return tuple(found)
+
+
+def _questions(record: ScenarioRecord, judged: ScenarioJudgement, fact: Fact) -> tuple[Question, ...]:
+    first_turn, start = {}, 1
+    for spec in record.scenario.steps:
+        first_turn[spec.name] = start
+        start += turns_in(spec.actions)
+    steps = {step.step: step for step in record.steps}
+    questions = []
+    for turn in judged.turns:
+        if turn.kind != "ask" or turn.step is None:
+            continue
+        step = steps[turn.step.step]
+        local = None if turn.turn is None else turn.turn - first_turn[step.step] + 1
+        requests = tuple(Request(e, tuple(Said(role, marked(text, fact.stated_text)) for role, text in e.conversation))
+                         for e in record.evidence if e.step == step.step and local is not None and e.turn == str(local))
+        questions.append(Question(turn, f"turn {cells.turn_number(turn)} ({step.step})", requests, _eventlog(step),
+                                  _errors(step)))
+    return tuple(questions)
+
+
+def scenario_views(record: RunRecord, judgement: RunJudgement) -> list[ScenarioView]:
+    fact = Fact(record.options.fact, record.options.topic)
+    coordinated = record.command != "lab"
+    views = []
+    for scenario_record, judged in zip(record.scenarios, judgement.scenarios):
+        drawn = None
+        if scenario_record.steps:
+            drawn = layout(sequence(scenario_record, fact.value, record.options.backend, coordinated))
+        views.append(ScenarioView(judged, f"scenario-{judged.name}", standing(judged).value, in_words(judged), drawn,
+                                  _questions(scenario_record, judged, fact)))
+    return views
+
+
+def _environment() -> Environment:
+    return Environment(loader=PackageLoader("handoff.report", "templates"), autoescape=True, trim_blocks=True,
+                       lstrip_blocks=True, undefined=StrictUndefined)
+
+
+def page(record: RunRecord, judgement: RunJudgement) -> str:
+    started = datetime.fromtimestamp(record.started_at, timezone.utc)
+    return _environment().get_template("report.html.j2").render(
+        record=record, judgement=judgement, ladder=ladder(judgement), scenarios=scenario_views(record, judgement),
+        plan=terminal.plan_of(record).split("\n"), summary=" ".join(terminal.summary(judgement).split()),
+        started=started.strftime("%Y-%m-%d %H:%M:%S UTC"), seconds=record.finished_at - record.started_at,
+        exit_code=int(judgement.exit_code()), symbols=SYMBOLS, fact=record.options.fact,
+    )

@@ -1,0 +1,64 @@
+"""How a whole scenario came out, in a few words: the words the progress lines, the
+terminal's rung lines and the HTML ladder share, so they can never disagree."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from handoff.checker.verdicts import ScenarioJudgement, TurnJudgement, Verdict
+
+
+class Standing(StrEnum):
+    AS_EXPECTED = "as expected"
+    CONTRADICTED = "NOT as expected"
+    UNJUDGED = "could not be judged"
+    SKIPPED = "skipped"
+    NOTHING_JUDGED = "nothing to judge"
+
+
+def judged_turns(scenario: ScenarioJudgement) -> list[TurnJudgement]:
+    """The turns a verdict was given to: every ask, and a scenario that was skipped or crashed."""
+    return [turn for turn in scenario.turns if turn.kind in ("ask", "scenario")]
+
+
+def standing(scenario: ScenarioJudgement) -> Standing:
+    if scenario.skipped:
+        return Standing.SKIPPED
+    turns = judged_turns(scenario)
+    if any(turn.as_expected is False for turn in turns):
+        return Standing.CONTRADICTED
+    if any(turn.verdict in (Verdict.UNKNOWN, Verdict.CRASHED) and turn.as_expected is not True for turn in turns):
+        return Standing.UNJUDGED
+    if any(turn.as_expected for turn in turns):
+        return Standing.AS_EXPECTED
+    return Standing.NOTHING_JUDGED
+
+
+def verdicts(scenario: ScenarioJudgement) -> str:
+    """The verdicts of its judged turns, in order: ``kept``, ``lost, kept``, ``skipped``."""
+    words = [turn.verdict.value for turn in judged_turns(scenario) if turn.verdict]
+    return ", ".join(words) or "no verdict"
+
+
+def contradictions(scenario: ScenarioJudgement) -> str:
+    """What was not as expected, e.g. ``turn 2 (B): lost, expected kept``."""
+    found = []
+    for turn in judged_turns(scenario):
+        for expectation in turn.expectations:
+            if expectation.met is False:
+                where = f"turn {turn.turn if turn.turn is not None else '—'} ({turn.step.step})" if turn.step else "it"
+                what = "" if expectation.name == "verdict" else f"{expectation.name} "
+                found.append(f"{where}: {what}{expectation.got}, expected {expectation.wanted}")
+    return "; ".join(found)
+
+
+def in_words(scenario: ScenarioJudgement) -> str:
+    """One phrase for a finished scenario: ``kept, as expected``, ``skipped: <why>``..."""
+    state = standing(scenario)
+    if state == Standing.SKIPPED:
+        return f"skipped: {scenario.skipped}"
+    if scenario.crashed:
+        return f"crashed: {scenario.crashed}"
+    if state == Standing.CONTRADICTED:
+        return f"{verdicts(scenario)}: NOT as expected ({contradictions(scenario)})"
+    return f"{verdicts(scenario)}, {state.value}"

@@ -1,0 +1,318 @@
+"""What happened in one scenario, as the participants and messages of a sequence diagram.
+
+Read from the stored record only — the workers' events, the faults the step driver
+injected, the witness's records of each request — never from live processes, so a stored
+run draws the same diagram every time. Where things are on the page is diagram.py's job;
+this module says who talked to whom, in which order, and with what.
+
+The participants, left to right: the coordinator (which passes the session id along),
+then for each step its worker process (pid and host) and that worker's own runtime, then
+the stores the steps used, then the model. A request that reached the model is marked
+with the fact when the witness saw the fact in it, and with the fact crossed out when it
+did not: that mark is the evidence the verdict rests on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from handoff.protocol import (
+    COPILOT,
+    OPENAI_COMPATIBLE,
+    ActionDone,
+    ActionFailed,
+    Backend,
+    EventLog,
+    Finished,
+    Holding,
+    Skipped,
+    Turn,
+)
+from handoff.runs.record import FaultRecord, ScenarioRecord, StepEvents, StepRecord
+from handoff.scenario import CONTAINER, Step
+from handoff.witness.server import Evidence
+
+COORDINATOR = "coordinator"
+MODEL = "model"
+LABEL_CHARACTERS = 64  # an arrow's label longer than this is cut; the whole text is its tooltip
+NOTE_CHARACTERS = 100  # a note's box may reach over other lifelines, so it may say more
+ID_CHARACTERS = 26  # where the id is the point (the coordinator passing it along)
+CALL_ID_CHARACTERS = 18  # in an SDK call's arguments
+
+
+@dataclass(frozen=True)
+class Participant:
+    key: str
+    kind: str  # coordinator | worker | runtime | store | model
+    title: str
+    details: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FactMark:
+    """The fact on a request: ``seen`` when the witness found it in what the model was sent."""
+
+    value: str
+    seen: bool
+
+
+@dataclass(frozen=True)
+class Message:
+    source: str
+    target: str  # the same as source: a note on that participant's lifeline
+    label: str
+    kind: str  # call | reply | write | load | request | answer | id | fault | refusal | error | note
+    step: str = ""
+    fact: FactMark | None = None
+    full: str = ""  # the whole text when the label is cut
+
+    @property
+    def is_note(self) -> bool:
+        return self.source == self.target
+
+
+@dataclass(frozen=True)
+class Sequence:
+    participants: tuple[Participant, ...]
+    messages: tuple[Message, ...]
+
+    def index(self, key: str) -> int:
+        return next(i for i, p in enumerate(self.participants) if p.key == key)
+
+
+def cut(text: str, limit: int = LABEL_CHARACTERS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def short_id(session_id: str | None, limit: int = ID_CHARACTERS) -> str:
+    return cut(session_id or "—", limit)
+
+
+def call_id(session_id: str | None) -> str:
+    return short_id(session_id, CALL_ID_CHARACTERS)
+
+
+def store_key(step: StepRecord, record: ScenarioRecord) -> str:
+    if step.store != "home":
+        return f"store:{step.store}"
+    if step.home == "restarted":  # a restarted container keeps its home: the one of the host's step before
+        earlier = None
+        for other in record.steps:
+            if other is step:
+                break
+            if other.host == step.host:
+                earlier = other
+        if earlier is not None:
+            return store_key(earlier, record)
+    return "store:shared" if step.home == "shared" else f"store:{step.home}:{step.step}"
+
+
+def on_container(step: StepRecord, record: ScenarioRecord) -> bool:
+    return record.scenario.hosts.get(step.host) == CONTAINER
+
+
+def _store(step: StepRecord, record: ScenarioRecord) -> Participant:
+    key = store_key(step, record)
+    if step.store != "home":
+        name = {"postgres": "PostgreSQL", "sqlite": "SQLite"}.get(step.store, step.store)
+        return Participant(key, "store", name, ("SessionFs store", "every step's session files"))
+    if on_container(step, record):  # the home is a volume of the container engine
+        if step.home == "shared":
+            return Participant(key, "store", "shared volume", ("one named volume", "every step mounts"))
+        if step.home == "anonymous":
+            return Participant(key, "store", f"{step.step}'s anonymous volume", ("lives with its container",
+                                                                                 "empty when it started"))
+        return Participant(key, "store", f"{step.step}'s own volume", ("a new named volume", "empty when it started"))
+    if step.home == "shared":
+        return Participant(key, "store", "shared home", ("one COPILOT_HOME", "for every step"))
+    if step.home == "copied":
+        return Participant(key, "store", f"{step.step}'s home", ("own home, the session's", "folder copied in"))
+    return Participant(key, "store", f"{step.step}'s own home", ("empty when it started",))
+
+
+def _model(backend: Backend) -> Participant:
+    if backend.kind == COPILOT:
+        return Participant(MODEL, "model", "Copilot service", (backend.model, "requests not recorded"))
+    if backend.kind == OPENAI_COMPATIBLE:
+        return Participant(MODEL, "model", "relay → model", (backend.model, "records every request"))
+    return Participant(MODEL, "model", "witness model", ("knows only what it is sent", "records every request"))
+
+
+def participants(record: ScenarioRecord, backend: Backend, coordinated: bool = True) -> tuple[Participant, ...]:
+    found = [Participant(COORDINATOR, "coordinator", "coordinator", ("passes the id along",))] if coordinated else []
+    stores: dict[str, Participant] = {}
+    for step, spec in zip(record.steps, record.scenario.steps):
+        ready = step.view().ready
+        where = f"pid {ready.pid} on {ready.hostname}" if ready else "no runtime started"
+        if ready and on_container(step, record):  # the hostname is the container's, named for the host
+            where = f"pid {ready.pid} in container {ready.hostname}"
+        if coordinated:
+            who = f"{spec.principal}, {'guarded' if spec.guarded else 'raw SDK'}"
+            found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}", (where, who)))
+        else:  # a lab run: one process, the SDK client, made every call
+            found.append(Participant(f"worker:{step.step}", "worker", "the lab's process", (where, "the SDK client")))
+        version = f"Copilot {ready.runtime_version}" if ready else "not started"
+        found.append(Participant(f"runtime:{step.step}", "runtime", f"runtime {step.step}", (version, "its own process")))
+        stores.setdefault(store_key(step, record), _store(step, record) if coordinated else
+                          Participant(store_key(step, record), "store", "the lab's home", ("--home: its COPILOT_HOME",)))
+    return (*found, *stores.values(), _model(backend))
+
+
+class _StepMessages:
+    """The messages of one step, in the order its worker reported its events."""
+
+    def __init__(self, record: ScenarioRecord, step: StepRecord, spec: Step, coordinated: bool, backend: Backend,
+                 fact: str):
+        self.record, self.step, self.spec, self.backend, self.fact = record, step, spec, backend, fact
+        self.view = StepEvents(step)
+        self.worker, self.runtime, self.store = f"worker:{step.step}", f"runtime:{step.step}", store_key(step, record)
+        self.boss = COORDINATOR if coordinated else self.worker
+        self.out: list[Message] = []
+        # Requests the witness recorded for a turn the worker never reported (it was
+        # killed while the runtime wrote the answer): drawn where they happened in time.
+        reported = {str(turn.turn) for turn in self.view.turns}
+        self.unreported = sorted((e for e in record.evidence if e.step == step.step and e.turn not in reported),
+                                 key=lambda e: e.at)
+
+    def say(self, source: str, target: str, label: str, kind: str, fact: FactMark | None = None) -> None:
+        limit = NOTE_CHARACTERS if source == target else LABEL_CHARACTERS
+        self.out.append(Message(source, target, cut(label, limit), kind, self.step.step, fact,
+                                full=" ".join(label.split())))
+
+    def messages(self, given_id: str | None, first: bool) -> list[Message]:
+        for fault in self.step.faults:
+            if fault.point == "before-step":
+                self._fault(fault)
+        if self.boss != self.worker:
+            how = {"unknown": "an id never created", "scenario": "the scenario's own id"}.get(self.spec.session)
+            how = how or ("id" if first else "id passed along")
+            start = "restart its container" if self.spec.restart else "start"
+            self.say(COORDINATOR, self.worker, f"{start}; {how}: {short_id(given_id)}", "id")
+        if self.view.ready:
+            self.say(self.worker, self.runtime, f"start its runtime ({self.view.ready.runtime_start_ms} ms)", "call")
+        later_faults = sorted((f for f in self.step.faults if f.point != "before-step"), key=lambda f: f.injected_at)
+        for event in self.view.events:
+            while self.unreported and self.unreported[0].at < event.t:
+                self._request(self.unreported.pop(0), unreported=True)
+            while later_faults and later_faults[0].injected_at < event.t:
+                self._fault(later_faults.pop(0))
+            self._event(event)
+        for evidence in self.unreported:
+            self._request(evidence, unreported=True)
+        for fault in later_faults:
+            self._fault(fault)
+        self._ending()
+        return self.out
+
+    def _fault(self, fault: FaultRecord) -> None:
+        target = self.store if fault.point == "before-step" else self.worker
+        what = f"{fault.kind}: {fault.detail}" if fault.detail else f"{fault.kind} at {fault.point}"
+        self.say(COORDINATOR if self.boss != self.worker else target, target, f"fault — {what}", "fault")
+
+    def _event(self, event) -> None:
+        if isinstance(event, ActionDone):
+            self._action(event)
+        elif isinstance(event, Turn):
+            self._turn(event)
+        elif isinstance(event, ActionFailed):
+            if event.refused:
+                self.say(self.worker, self.worker, f"guard refused {event.action}: {event.message}", "refusal")
+            else:
+                self.say(self.worker, self.runtime, f"{event.action} failed: {event.message}", "error")
+        elif isinstance(event, Skipped):
+            self.say(self.worker, self.worker, f"skipped {event.action}: {event.reason}", "note")
+        elif isinstance(event, Holding):
+            during = f" during {event.during}" if event.during else ""
+            self.say(self.worker, self.worker, f"holding at {event.point}{during}", "note")
+        elif isinstance(event, EventLog) and (event.branch_points or event.unreadable_lines):
+            self.say(self.store, self.store, f"log: {event.branch_points} fork(s), {event.unreadable_lines} torn line(s)",
+                     "note")
+        elif isinstance(event, Finished):
+            reported = self.view.reported_session_id
+            if self.boss != self.worker:
+                self.say(self.worker, COORDINATOR, f"finished; id {short_id(reported)}", "id")
+
+    def _action(self, done: ActionDone) -> None:
+        w, r, s = self.worker, self.runtime, self.store
+        action = done.action
+        if action in ("mint", "mint-for-key"):
+            self.say(w, w, f"the app mints an id for {self.spec.principal}: {short_id(done.session_id)}", "note")
+        elif action in ("create", "create-without-id"):
+            given = f"session_id={call_id(done.session_id)}" if action == "create" else "no id"
+            self.say(w, r, f"create_session({given})", "call")
+            self.say(r, s, "session.start written" + (" (reused)" if done.reused else ""), "write")
+        elif action in ("resume", "resume-most-recent"):
+            if action == "resume-most-recent":
+                self.say(w, r, f"list_sessions() → {len(done.listed or ())}; resume the newest", "call")
+            self.say(w, r, f"resume_session({call_id(done.session_id)})", "call")
+            self.say(s, r, self._loaded(done), "load")
+        elif action == "close":
+            self.say(w, r, "disconnect() — the close", "call")
+            self.say(r, s, "session.shutdown written", "write")
+        elif action == "metadata":
+            self.say(w, r, f"get_session_metadata({call_id(done.session_id)})", "call")
+            self.say(r, w, "→ metadata" if done.found else "→ None", "reply")
+        elif action == "list":
+            self.say(w, r, "list_sessions()", "call")
+            self.say(r, w, f"→ {len(done.listed or ())} session(s)", "reply")
+        elif action == "discover":
+            self.say(w, s, f"registry: newest of {len(done.registered or ())} session(s)", "call")
+        else:
+            self.say(w, r, action, "call")
+
+    def _loaded(self, done: ActionDone) -> str:
+        """The event count is known for the step's last resume only (the log's summary at its end)."""
+        log = self.view.eventlog
+        resumes = [a for a in self.view.actions if a.action in ("resume", "resume-most-recent")]
+        if log and log.resume_event_count is not None and resumes and resumes[-1] is done:
+            in_use = " (alreadyInUse)" if log.already_in_use else ""
+            return f"loaded {log.resume_event_count} events{in_use}"
+        return "events loaded"
+
+    def _turn(self, turn: Turn) -> None:
+        w, r = self.worker, self.runtime
+        self.say(w, r, f"send_and_wait: {turn.kind} ({turn.ms} ms)", "call")
+        records = [e for e in self.record.evidence if e.step == self.step.step and e.turn == str(turn.turn)]
+        if not self.backend.seen_on_the_wire:
+            self.say(r, MODEL, "request (not recorded)", "request")
+        elif not records:
+            self.say(r, r, "the model has no record of this turn", "error")
+        for evidence in records:
+            self._request(evidence)
+        self.say(MODEL, r, f"“{turn.answer}”" if turn.answer is not None else "(no reply)", "answer")
+        self.say(r, self.store, "turn appended to the log", "write")
+
+    def _request(self, evidence: Evidence, unreported: bool = False) -> None:
+        """A request the witness recorded, marked with the fact as the witness found it."""
+        count = f"{evidence.messages_received} message{'' if evidence.messages_received == 1 else 's'}"
+        which = f"turn {evidence.turn} (never reported) " if unreported else ""
+        if evidence.fact_sent is None:
+            self.say(self.runtime, MODEL, f"{which}request: {count}, fact not checked", "request")
+        else:
+            mark = FactMark(self.fact, evidence.fact_sent)
+            self.say(self.runtime, MODEL, f"{which}request: {count}, {'with' if evidence.fact_sent else 'without'}",
+                     "request", mark)
+
+    def _ending(self) -> None:
+        view = self.view
+        if view.finished is not None or view.killed_on_purpose:
+            return
+        if self.step.timed_out:
+            self.say(self.worker, self.worker, "timed out: killed by the coordinator", "error")
+        elif view.ready is not None or self.step.exit_code is not None:
+            self.say(self.worker, self.worker, f"ended without 'finished' (exit code {self.step.exit_code})", "error")
+
+
+def sequence(record: ScenarioRecord, fact: str, backend: Backend = Backend(), coordinated: bool = True) -> Sequence:
+    """The diagram's data for one scenario of a run (``coordinated`` False: a lab run,
+    where one process does everything and nothing passes the id along)."""
+    messages: list[Message] = []
+    for index, (step, spec) in enumerate(zip(record.steps, record.scenario.steps)):
+        messages += _StepMessages(record, step, spec, coordinated, backend, fact).messages(step.session_id, index == 0)
+    if record.crashed:
+        who = COORDINATOR if coordinated else (f"worker:{record.steps[-1].step}" if record.steps else None)
+        if who:
+            messages.append(Message(who, who, cut(f"crashed: {record.crashed}", NOTE_CHARACTERS), "error",
+                                    full=record.crashed))
+    return Sequence(participants(record, backend, coordinated), tuple(messages))

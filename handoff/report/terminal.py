@@ -1,0 +1,232 @@
+"""What `handoff run` prints, and `handoff report` prints again byte for byte.
+
+Written for a learner reading a terminal: first the fact and the plan (printed before the
+run starts, while progress goes to stderr), then a table that fits in 100 columns with
+one row per question asked — where the fact was told and where it was asked (the step
+and its process id: a new pid is a new process with a new runtime), whether the model
+was sent the fact, the verdict and whether that is what the scenario expects — then one
+line per rung of the ladder saying what it proved and what it did not, and a summary.
+
+``wide`` keeps every column of every turn (tell rows too) and each scenario's full
+explanation: the view for someone checking the evidence rather than learning the lesson.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import textwrap
+
+import tabulate as tabulating
+from tabulate import tabulate
+
+from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
+from handoff.fact import Fact
+from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, Backend
+from handoff.report import cells
+from handoff.report.outcomes import Standing, contradictions, judged_turns, standing
+from handoff.runs.record import RunRecord
+
+WIDTH = 100  # the default output fits a terminal this wide
+
+# The learner's table: one row per judged turn.
+HEADERS = ["scenario", "told in", "asked in", "fact sent", "verdict", "ok?"]
+WIDTHS = [27, 19, 19, 10, 11, 3]  # 89, plus two spaces between columns: 99 at most
+
+# The wide table: every turn, every column.
+WIDE_HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
+                "fact\nreached\nmodel", "event log", "verdict", "evidence", "expected", "match"]
+WIDE_WIDTHS = [None, None, 16, 10, None, 24, None, 26, None, 8, 10, None]
+
+
+# --- the plan, printed before the run starts ------------------------------------------------
+
+def plan(fact: Fact, scenarios: int, jobs: int, backend: Backend, command: str = "run") -> str:
+    """The fact and the plan: what `handoff run` says before it starts anything."""
+    lines = [f"Fact to remember: '{fact.value}' (the favourite {fact.topic})"]
+    if command == "lab":
+        doing = "Plan: Lab 05's transcript in one process (`handoff lab`), its SDK calls on the real runtime."
+    else:
+        doing = (f"Plan: {cells.plural(scenarios, 'scenario')}, {min(jobs, scenarios) or 1} at a time; every step is a "
+                 f"new worker process with its own Copilot runtime.")
+    lines += textwrap.wrap(doing, WIDTH, subsequent_indent="  ")
+    lines += textwrap.wrap(f"Model: {_model(backend)}", WIDTH, subsequent_indent="  ")
+    return "\n".join(lines)
+
+
+def _model(backend: Backend) -> str:
+    if backend.kind == COPILOT:
+        return f"{backend.describe()}; its requests cannot be recorded, so a verdict rests on the answer alone."
+    if backend.kind == OPENAI_COMPATIBLE:
+        return f"{backend.describe()}, through the witness relay, which records what each request sends."
+    return f"{backend.describe()}, which answers only from what each request sends it."
+
+
+def plan_of(record: RunRecord) -> str:
+    options = record.options
+    return plan(Fact(options.fact, options.topic), len(record.scenarios), options.jobs, options.backend,
+                record.command)
+
+
+# --- the learner's table -----------------------------------------------------------------
+
+def learner_rows(judgement: RunJudgement, machine: str) -> list[list[str]]:
+    rows = []
+    for scenario in judgement.scenarios:
+        told: TurnJudgement | None = None
+        first = True
+        for turn in scenario.turns:
+            if turn.kind == "tell":
+                told = turn
+                continue
+            if turn.kind not in ("ask", "scenario"):
+                continue
+            rows.append([scenario.name if first else "",
+                         cells.where(told.step, machine) if told else cells.DASH, cells.where(turn.step, machine),
+                         cells.fact_reached_model(turn), cells.verdict(turn), cells.match(turn)])
+            first = False
+    return rows
+
+
+@contextlib.contextmanager
+def _headers_unpadded():
+    """tabulate widens every column to its header plus two spaces; the learner's table
+    spends those columns on content instead (its columns are two spaces apart anyway)."""
+    saved, tabulating.MIN_PADDING = tabulating.MIN_PADDING, 0
+    try:
+        yield
+    finally:
+        tabulating.MIN_PADDING = saved
+
+
+def learner_table(judgement: RunJudgement, machine: str) -> str:
+    with _headers_unpadded():
+        return tabulate(learner_rows(judgement, machine), headers=HEADERS, tablefmt="simple", maxcolwidths=WIDTHS,
+                        disable_numparse=True)
+
+
+# --- the wide table ------------------------------------------------------------------------
+
+def _shows_step_values(turn: TurnJudgement, scenario: ScenarioJudgement) -> bool:
+    """Values that belong to a whole step — its event log, whether its resume followed a
+    close — go on one row of that step: its last question, else its last row. On a tell
+    that came before the step's resume they would read as if they were the tell's."""
+    if turn.step is None:
+        return True
+    mine = [t for t in scenario.turns if t.step is turn.step]
+    asks = [t for t in mine if t.kind == "ask"]
+    return turn is (asks[-1] if asks else mine[-1])
+
+
+def wide_rows(judgement: RunJudgement) -> list[list[str]]:
+    rows = []
+    for scenario in judgement.scenarios:
+        for turn in scenario.turns:
+            step_values = _shows_step_values(turn, scenario)
+            rows.append([
+                turn.scenario, cells.turn(turn), cells.ran_in(turn.step), cells.store(turn.step),
+                cells.closed_before_resume(turn) if step_values else cells.DASH, cells.answer(turn),
+                cells.fact_reached_model(turn), cells.event_log(turn) if step_values else cells.DASH,
+                cells.verdict(turn), cells.evidence(turn), cells.expected(turn), cells.match(turn),
+            ])
+    return rows
+
+
+def wide_table(judgement: RunJudgement) -> str:
+    return tabulate(wide_rows(judgement), headers=WIDE_HEADERS, tablefmt="simple", maxcolwidths=WIDE_WIDTHS)
+
+
+# --- what each rung proved ----------------------------------------------------------------------
+
+def _first_clause(text: str) -> str:
+    """For a scenario file without the short texts: its sentence up to the first stop."""
+    for stop in (": ", "; ", ". "):
+        text = text.split(stop)[0]
+    return text.rstrip(".").strip()
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def rung_line(scenario: ScenarioJudgement, proves_in_short: str, does_not_prove_in_short: str) -> str:
+    """What the scenario proved and did not, cut to one line; or why it proved nothing, in
+    full: a skip's or a crash's reason often says what to do about it (the terminal wraps it)."""
+    state = standing(scenario)
+    if state == Standing.SKIPPED:
+        text = f"{scenario.name} was skipped: {scenario.skipped}"
+    elif scenario.crashed:
+        text = f"{scenario.name} crashed: {scenario.crashed}"
+    elif state == Standing.CONTRADICTED:
+        text = f"{scenario.name} did NOT come out as expected: {contradictions(scenario)}"
+    elif state == Standing.UNJUDGED:
+        reason = next(t.reason for t in judged_turns(scenario) if t.as_expected is not True)
+        text = f"{scenario.name} could not be judged: {reason}"
+    else:
+        proves = proves_in_short or _first_clause(scenario.proves)
+        not_proved = does_not_prove_in_short or _first_clause(scenario.does_not_prove)
+        verb = "proved" if state == Standing.AS_EXPECTED else "shows (nothing judged)"
+        text = " ".join(f"{scenario.name} {verb} {_lower_first(proves)}, not {_lower_first(not_proved)}.".split())
+        return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+    return " ".join(text.split())
+
+
+def rung_lines(record: RunRecord, judgement: RunJudgement) -> list[str]:
+    shorts = {s.name: (s.scenario.proves_in_short, s.scenario.does_not_prove_in_short) for s in record.scenarios}
+    return [rung_line(scenario, *shorts.get(scenario.name, ("", ""))) for scenario in judgement.scenarios]
+
+
+def _fitted(line: str) -> str:
+    """A rung line within WIDTH: a long reason goes on, indented, on the lines below."""
+    return textwrap.fill(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def _wrapped(text: str) -> str:
+    return textwrap.fill(text, width=110, initial_indent="  ", subsequent_indent="      ")
+
+
+def explained(scenario: ScenarioJudgement) -> list[str]:
+    """A scenario's full explanation: its verdicts with their reasons, what it proves and
+    what it does not (the wide output and the Markdown)."""
+    lines = [f"{scenario.name} — {scenario.title} ({scenario.seconds:.1f} s)"]
+    if scenario.skipped:
+        lines.append(_wrapped(f"skipped: {scenario.skipped}"))
+    if scenario.crashed:
+        lines.append(_wrapped(f"crashed: {scenario.crashed}"))
+    for turn in scenario.turns:
+        if turn.kind == "ask":
+            lines.append(_wrapped(f"turn {cells.turn_number(turn)} ({turn.step.step}): {turn.verdict.value} — "
+                                  f"{turn.reason}"))
+    lines.append(_wrapped(f"proves: {scenario.proves}"))
+    lines.append(_wrapped(f"does not prove: {scenario.does_not_prove}"))
+    return lines
+
+
+def explanations(judgement: RunJudgement) -> str:
+    return "\n".join(line for scenario in judgement.scenarios for line in explained(scenario))
+
+
+def summary(judgement: RunJudgement) -> str:
+    judged = judgement.judged
+    held = sum(1 for turn in judged if turn.as_expected)
+    text = (f"{cells.plural(len(judgement.scenarios), 'scenario')}, {cells.plural(len(judged), 'judged turn')}, "
+            f"{held} as expected")
+    contradicted = sorted({turn.scenario for turn in judgement.contradicted})
+    if contradicted:
+        text += f"; NOT as expected: {', '.join(contradicted)}"
+    unjudged = sorted({turn.scenario for turn in judgement.unjudged})
+    if unjudged:
+        text += f"; could not be judged: {', '.join(unjudged)}"
+    return textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
+    """Everything after the plan: the table, the rungs (or, wide, the explanations), the summary."""
+    if wide:
+        return "\n\n".join([wide_table(judgement), explanations(judgement), summary(judgement)])
+    rungs = "\n".join(_fitted(line) for line in rung_lines(record, judgement))
+    return "\n\n".join([learner_table(judgement, record.versions.machine), rungs, summary(judgement)])
+
+
+def render(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
+    """The whole terminal output of a run, as `handoff run` printed it."""
+    return f"{plan_of(record)}\n\n{body(record, judgement, wide)}"

@@ -1,0 +1,183 @@
+"""The HTML report of a real run (the session's default matrix), opened in a real browser:
+Debian's chromium, driven by Playwright, headless, with a fresh profile and no network.
+
+Every scenario that ran has a diagram with the lanes and the arrows its record calls
+for; the verdicts on the page are the stored judgement's; the fact is highlighted on
+exactly the requests the witness saw it in, and crossed out on the others; the page logs
+no error; it prints to A4. A screenshot of each diagram is left in the test's folder.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from handoff.protocol import ActionDone, ActionFailed, Turn
+from handoff.report import rendered
+from handoff.runs.record import ScenarioRecord
+
+pytestmark = pytest.mark.e2e
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+CHROMIUM = shutil.which("chromium")
+# Off the closed network, chromium's own background connections fail and log errors.
+QUIET = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def opened(default_matrix, tmp_path_factory):
+    """The default matrix's report, opened once: (page, console errors, the folder)."""
+    if CHROMIUM is None:
+        pytest.skip("no chromium here (tools/ensure-system-packages installs Debian's, as root)")
+    folder = tmp_path_factory.mktemp("html-report")
+    path = folder / "report.html"
+    path.write_text(rendered(default_matrix.record, default_matrix.judgement, "html"), encoding="utf-8")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=QUIET)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("requestfailed", lambda request: errors.append(f"request failed: {request.url}"))
+            page.goto(path.as_uri())
+            yield page, errors, folder
+        finally:
+            browser.close()
+
+
+def ran(default_matrix) -> list[ScenarioRecord]:
+    return [s for s in default_matrix.record.scenarios if s.steps]
+
+
+def expected_lanes(scenario: ScenarioRecord) -> list[str]:
+    lanes = ["coordinator"]
+    stores: list[str] = []
+    on_host: dict[str, str] = {}  # a host's last store: a restarted container keeps its home
+    for step in scenario.steps:
+        lanes += [f"worker:{step.step}", f"runtime:{step.step}"]
+        store = (f"store:{step.store}" if step.store != "home" else on_host[step.host] if step.home == "restarted" else
+                 "store:shared" if step.home == "shared" else f"store:{step.home}:{step.step}")
+        on_host[step.host] = store
+        if store not in stores:
+            stores.append(store)
+    return lanes + stores + ["model"]
+
+
+# What each of a worker's events must appear as, on an arrow or a note of its step.
+LABELS = {"create": "create_session(", "create-without-id": "create_session(no id)", "resume": "resume_session(",
+          "close": "disconnect()", "metadata": "get_session_metadata(", "list": "list_sessions()",
+          "resume-most-recent": "list_sessions() →"}
+
+
+def expected_labels(scenario: ScenarioRecord) -> Counter:
+    wanted = Counter()
+    for step in scenario.steps:  # the coordinator starts it (or restarts its container), with the id
+        wanted[(step.step, "restart its container;" if step.home == "restarted" else "start;")] += 1
+        for event in step.view().events:
+            if isinstance(event, ActionDone) and event.action in LABELS:
+                wanted[(step.step, LABELS[event.action])] += 1
+            elif isinstance(event, Turn):
+                wanted[(step.step, f"send_and_wait: {event.kind}")] += 1
+            elif isinstance(event, ActionFailed) and event.refused:
+                wanted[(step.step, f"guard refused {event.action}")] += 1
+    return wanted
+
+
+def test_every_scenario_has_a_diagram_with_its_lanes_and_arrows(opened, default_matrix):
+    page, _, _ = opened
+    assert page.locator("svg.sequence").count() == len(ran(default_matrix))
+    for scenario in ran(default_matrix):
+        svg = page.locator(f"svg.sequence[data-scenario='{scenario.name}']")
+        lanes = svg.locator("g.lane").evaluate_all("gs => gs.map(g => g.dataset.lane)")
+        assert lanes == expected_lanes(scenario), scenario.name
+        titles = svg.locator("g.lane text.title").all_text_contents()
+        assert "coordinator" in titles and "witness model" in titles
+        for step in scenario.steps:
+            ready = step.view().ready
+            if ready is not None:  # each worker's pid and host (or container), under its name
+                where = "in container" if scenario.scenario.hosts.get(step.host) == "container" else "on"
+                assert f"pid {ready.pid} {where} {ready.hostname}" in svg.locator(
+                    f"g.lane[data-lane='worker:{step.step}']").text_content()
+        drawn = svg.locator("g.message, g.note").evaluate_all(
+            "gs => gs.map(g => [g.dataset.step, g.querySelector('text').textContent])")
+        for (step, label), count in expected_labels(scenario).items():
+            found = sum(1 for on, text in drawn if on == step and text.startswith(label))
+            assert found == count, f"{scenario.name} step {step}: {count} × {label!r}, drawn {found}"
+
+
+def test_the_id_travels_from_step_to_step_as_recorded(opened, default_matrix):
+    page, _, _ = opened
+    cross = next(s for s in ran(default_matrix) if s.name == "cross-process")
+    a, b = cross.steps
+    passed = page.locator("svg.sequence[data-scenario='cross-process'] g.kind-id text").all_text_contents()
+    reported = a.view().reported_session_id
+    assert passed == [f"start; id: {a.session_id}", f"finished; id {reported}",
+                      f"start; id passed along: {reported}", f"finished; id {b.view().reported_session_id}"]
+
+
+def test_the_verdicts_on_the_page_are_the_stored_judgement(opened, default_matrix):
+    page, _, _ = opened
+    for judged in default_matrix.judgement.scenarios:
+        section = page.locator(f"section[data-scenario='{judged.name}']")
+        asked = [t for t in judged.turns if t.kind == "ask"]
+        shown = section.locator("details.question").evaluate_all(
+            "ds => ds.map(d => [d.dataset.verdict, d.dataset.asExpected, d.querySelector('summary').textContent])")
+        assert [(v, e) for v, e, _ in shown] == [(t.verdict.value, str(t.as_expected)) for t in asked], judged.name
+        for (_, _, summary), turn in zip(shown, asked):
+            assert turn.verdict.value in summary and " ".join(turn.reason.split()) in " ".join(summary.split())
+        outcome = section.locator("p.outcome").text_content()
+        assert all(t.verdict.value in outcome for t in judged.turns if t.verdict)
+    for judged in default_matrix.judgement.scenarios:  # and the ladder says the same
+        chips = page.locator(f"svg.ladder g.rung[data-scenario='{judged.name}'] g.chip").evaluate_all(
+            "gs => gs.map(g => g.dataset.verdict)")
+        assert chips == [t.verdict.value for t in judged.turns if t.kind in ("ask", "scenario")]
+
+
+def test_the_fact_is_highlighted_exactly_where_the_witness_saw_it(opened, default_matrix):
+    page, _, _ = opened
+    fact = default_matrix.record.options.fact
+    for scenario in ran(default_matrix):
+        svg = page.locator(f"svg.sequence[data-scenario='{scenario.name}']")
+        drawn = Counter(map(tuple, svg.locator("g[data-fact]").evaluate_all(
+            "gs => gs.map(g => [g.dataset.step, g.dataset.fact])")))
+        seen = Counter((e.step, "seen" if e.fact_sent else "absent") for e in scenario.evidence
+                       if e.fact_sent is not None)
+        assert drawn == seen, scenario.name
+    seen = page.locator("svg.sequence tspan.fact.seen")
+    absent = page.locator("svg.sequence tspan.fact.absent")
+    assert seen.count() > 0 and absent.count() > 0
+    assert set(seen.all_text_contents()) == set(absent.all_text_contents()) == {f"'{fact}'"}
+    style = "t => { const s = getComputedStyle(t); return [s.fontWeight, s.stroke, s.textDecorationLine]; }"
+    weight, stroke, _ = seen.first.evaluate(style)
+    assert int(weight) >= 700 and stroke not in ("none", "rgb(255, 255, 255)")  # bold, on a highlighter stroke
+    assert "line-through" in absent.first.evaluate(style)[2]
+    # In the evidence: the statement is marked in what the model was sent, and only there.
+    assert page.locator("div.request[data-fact-sent='False'] mark").count() == 0
+    sent = page.locator("div.request[data-fact-sent='True']")
+    assert sent.count() > 0
+    for index in range(sent.count()):
+        assert sent.nth(index).locator("mark.fact-seen").count() >= 1
+
+
+def test_the_page_logs_no_error_and_prints_on_a4(opened, default_matrix):
+    page, errors, folder = opened
+    assert errors == []
+    pdf = page.pdf(path=str(folder / "report.pdf"), format="A4", print_background=True)
+    pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+    assert pages >= len(default_matrix.record.scenarios)  # each scenario starts a page of its own
+
+
+def test_a_screenshot_of_each_diagram(opened, default_matrix):
+    page, _, folder = opened
+    page.add_style_tag(content=".diagram, .picture { overflow: visible; } body { max-width: none; }")
+    page.locator("header").screenshot(path=str(folder / "header.png"))
+    page.locator("#ladder").screenshot(path=str(folder / "ladder.png"))
+    for scenario in ran(default_matrix):  # JPEG: a wide diagram's PNG takes seconds to encode
+        shot: Path = folder / f"diagram-{scenario.name}.jpeg"
+        page.locator(f"svg.sequence[data-scenario='{scenario.name}']").screenshot(path=str(shot), quality=85)
+        assert shot.stat().st_size > 5_000
