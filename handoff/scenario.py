@@ -29,8 +29,12 @@ directory, the default), or a database reached through the SDK's SessionFs provi
 ``sqlite`` (a file, one machine) or ``postgres`` (a server every host can reach).
 ``provider = "omitted"`` starts the step's runtime without the model's settings (the
 provider, or the Copilot token), which a session does not store.
-``crash`` says what the coordinator kills when the step's worker reaches ``hold``:
-``process-tree`` (the worker and its runtime at once) or ``sdk-process`` (the worker only).
+A step's ``[[steps.faults]]`` tables are the faults the coordinator injects into it
+(handoff/faults/kinds.py lists the kinds): ``kind``, ``at`` (before-step, mid-turn,
+after-turn, inside-write), ``turn`` (which of the step's turns), ``heal`` ("after-step",
+the default, or a number of seconds after the injection), ``target`` and the kind's own
+options. ``silent_loss = true`` declares that the step's told fact is expected to be lost
+without the app being told (a finding, shown as such).
 """
 
 from __future__ import annotations
@@ -43,22 +47,37 @@ from typing import Any
 
 from handoff.checker.verdicts import EXPECTABLE
 from handoff.errors import UserError
-from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
+from handoff.faults.kinds import AFTER_STEP, AFTER_TURN, HOLD, INSIDE_WRITE, KINDS, MID_TURN
+from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS, TURNS_PER_ACTION
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 
 HOMES = ("shared", "own", "copied")
 HOST_KINDS = ("namespace", "ssh")
-CRASHES = ("process-tree", "sdk-process")
 STORES = ("home", "sqlite", "postgres")
 LOCAL = "local"
 SESSIONS = ("passed", "unknown", "scenario")
 MAX_WAIT_SECONDS = 600.0  # a step waits for a lease to expire: seconds, not hours
 PROVIDERS = ("passed", "omitted")
+TAGS = ("faults",)  # a tagged scenario runs only when its tag is asked for (handoff run --faults)
 
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,19}")  # it becomes part of a namespace's and a hostname's name
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """One fault of a step, as the scenario file states it (handoff/faults/ does it)."""
+
+    kind: str
+    at: str
+    turn: int = 1
+    heal: float | None = None  # seconds after the injection; None: when the step ends (or never, for a kill)
+    target: str | None = None
+    cut: int | None = None  # tear-log: bytes cut off the end
+    line: int | None = None  # corrupt-log: the line made unreadable
+    keep: float | None = None  # cut-copy: the share of events.jsonl that arrives
 
 
 @dataclass(frozen=True)
@@ -68,12 +87,12 @@ class Step:
     home: str = "shared"
     session: str = "passed"
     host: str = LOCAL
-    crash: str = "process-tree"  # what a "hold" kills: the worker and its runtime, or the worker only
     principal: str = "alice"  # who the worker acts as
     guarded: bool = False  # through the gate (owners, id rules, receipts, leases) or the raw SDK
     reuse: bool = False  # a guarded create of an existing id continues it
     wait: float = 0.0  # seconds to wait before the step starts (to let a lease expire)
-    tamper: bool = False  # before the step, the coordinator edits the stored fact in the log
+    faults: tuple[FaultPlan, ...] = ()  # what the coordinator does to this step (handoff/faults/)
+    silent_loss: bool = False  # expected: the step's told fact is lost without the app being told
     forked: bool | None = None  # expected event-log evidence: does the parentId chain fork?
     expect: str | None = None  # verdict expected for the step's "ask" turn
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
@@ -96,6 +115,7 @@ class Scenario:
     hosts: dict[str, str] = field(default_factory=dict)  # name -> kind, besides "local"
     store: str = "home"  # where session files go: the runtime's home, or a database via SessionFs
     path: str | None = None  # the file it was loaded from
+    tags: tuple[str, ...] = ()  # e.g. "faults": run only when asked for (handoff run --faults)
 
     @property
     def host_kinds(self) -> set[str]:
@@ -150,16 +170,14 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
-    read.reject_unknown({"name", "actions", "home", "session", "host", "crash", "principal", "guarded", "reuse",
-                         "wait", "tamper", "forked", "expect", "closed_before_resume", "provider"})
+    read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
+                         "wait", "faults", "forked", "expect", "closed_before_resume", "provider", "silent_loss"})
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
     for action in actions:
         if not isinstance(action, str) or action not in ACTIONS:
             raise read.fail("actions", f"has unknown action {action!r} (known: {', '.join(ACTIONS)})")
-    if "hold" in actions and actions[-1] != "hold":
-        raise read.fail("actions", "has 'hold' before its end: a held worker is killed, so nothing after it runs")
     first_turn = next((i for i, a in enumerate(actions) if a in TURN_ACTIONS), None)
     if first_turn is not None and not any(a in OPENING_ACTIONS for a in actions[:first_turn]):
         raise read.fail("actions", f"has the turn {actions[first_turn]!r} before any create or resume")
@@ -169,20 +187,18 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         home=read.get("home", str, "shared", HOMES),
         session=read.get("session", str, "passed", SESSIONS),
         host=read.get("host", str, LOCAL, (LOCAL, *hosts)),
-        crash=read.get("crash", str, "process-tree", CRASHES),
         principal=read.text("principal", "alice", PRINCIPAL),
         guarded=read.get("guarded", bool, False),
         reuse=read.get("reuse", bool, False),
         wait=read.number("wait", 0.0, MAX_WAIT_SECONDS),
-        tamper=read.get("tamper", bool, False),
+        faults=tuple(_fault(path, name, i, plan) for i, plan in enumerate(read.get("faults", list, []))),
+        silent_loss=read.get("silent_loss", bool, False),
         forked=read.get("forked", bool, None),
         expect=read.get("expect", str, None, EXPECTABLE),
         closed_before_resume=read.get("closed_before_resume", bool, None),
         provider=read.get("provider", str, "passed", PROVIDERS),
     )
-    if step.crash == "sdk-process" and step.host != LOCAL:
-        raise read.fail("crash", "is 'sdk-process' on a simulated host: there the worker is the host's process 1, "
-                                 "and when it dies the kernel kills its runtime too; run that step on host 'local'")
+    _check_faults(read, step, hosts)
     if step.session == "scenario" and scenario_id is None:
         raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
     if step.asks and step.expect is None:
@@ -190,6 +206,55 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     if step.expect is not None and not step.asks:
         raise read.fail("expect", "is set but the step has no 'ask' turn to judge")
     return step
+
+
+def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: step '{step}': faults[{index}] must be a table ([[steps.faults]])")
+    read = _Reader(path, table, f"step '{step}': faults[{index}]")
+    kind = read.get("kind", str, choices=tuple(KINDS))
+    rules = KINDS[kind]
+    read.reject_unknown({"kind", "at", "turn", "heal", *rules.options} | ({"target"} if rules.targets else set()))
+    heal = read.get("heal", (str, int, float), AFTER_STEP)
+    if isinstance(heal, str):
+        if heal != AFTER_STEP:
+            raise read.fail("heal", f"must be {AFTER_STEP!r} or a number of seconds after the injection, got {heal!r}")
+        heal = None
+    else:
+        heal = read.number("heal", 0.0, MAX_WAIT_SECONDS)
+        if not rules.heals:
+            raise read.fail("heal", f"is set, but a {kind} does not heal")
+    options = {}
+    for option, (kind_of, least, most) in rules.options.items():
+        value = read.get(option, (kind_of, int) if kind_of is float else kind_of, None)
+        if value is not None and not least <= value <= most:
+            raise read.fail(option, f"must be from {least:g} to {most:g}, got {value!r}")
+        options[option] = value
+    turn = read.get("turn", int, 1)
+    if not 1 <= turn <= 100:
+        raise read.fail("turn", f"must be a turn of the step, from 1, got {turn}")
+    return FaultPlan(kind=kind, at=read.get("at", str, rules.points[0], rules.points), turn=turn, heal=heal,
+                     target=read.get("target", str, rules.targets[0], rules.targets) if rules.targets else None,
+                     **options)
+
+
+def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
+    """What a step's faults need of the step itself."""
+    turns = sum(TURNS_PER_ACTION.get(action, 0) for action in step.actions)
+    for plan in step.faults:
+        rules = KINDS[plan.kind]
+        if plan.at in (MID_TURN, AFTER_TURN, INSIDE_WRITE) and plan.turn > turns:
+            raise read.fail("faults", f"has a {plan.kind} at turn {plan.turn}, but the step takes {turns} turn(s)")
+        if plan.at == HOLD and "hold" not in step.actions:
+            raise read.fail("faults", f"has a {plan.kind} at \"hold\", but the step's actions have no \"hold\"")
+        if plan.kind == "kill" and plan.target == "app" and step.host != LOCAL:
+            raise read.fail("faults", "kills the app alone on a simulated host: there the worker is the host's process "
+                                      "1, and when it dies the kernel kills its runtime too; run that step on 'local'")
+        if rules.needs == "simulated host" and step.host == LOCAL:
+            raise read.fail("faults", f"has a {plan.kind} on a step that runs on 'local': give the step a host from "
+                                      f"[hosts] (a partition cuts a simulated host's own network)")
+        if rules.needs == "copied home" and step.home != "copied":
+            raise read.fail("faults", f"has a {plan.kind}, which needs the step's home = \"copied\"")
 
 
 def _text(path: Path) -> str:
@@ -212,7 +277,8 @@ def load(path: Path) -> Scenario:
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
     read = _Reader(path, data)
-    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "store", "steps"})
+    read.reject_unknown({"title", "order", "proves", "does_not_prove", "session_id", "hosts", "store", "steps",
+                         "tags"})
     hosts = read.get("hosts", dict, {})
     for name, kind in hosts.items():
         if name == LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
@@ -231,6 +297,14 @@ def load(path: Path) -> Scenario:
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise UserError(f"{path}: step '{duplicate}': field 'name' is used by more than one step")
+    store = read.get("store", str, "home", STORES)
+    for step in steps:
+        if any(KINDS[plan.kind].needs == "postgres" for plan in step.faults) and store != "postgres":
+            raise UserError(f"{path}: step '{step.name}': field 'faults' has a fault of the database server, "
+                            f"but the scenario's store is {store!r}: set store = \"postgres\"")
+    tags = read.get("tags", list, [])
+    if any(tag not in TAGS for tag in tags):
+        raise read.fail("tags", f"may hold {', '.join(TAGS)}, got {tags!r}")
     return Scenario(
         name=path.stem,
         title=read.get("title", str),
@@ -240,8 +314,9 @@ def load(path: Path) -> Scenario:
         order=order,
         session_id=session_id,
         hosts=hosts,
-        store=read.get("store", str, "home", STORES),
+        store=store,
         path=str(path),
+        tags=tuple(tags),
     )
 
 
@@ -249,8 +324,10 @@ def available(directory: Path = SCENARIO_DIR) -> dict[str, Path]:
     return {path.stem: path for path in sorted(directory.glob("*.toml"))}
 
 
-def select(names: list[str], directory: Path = SCENARIO_DIR) -> list[Scenario]:
-    """Load the named scenarios (or all, in ladder order). A name may also be a file path."""
+def select(names: list[str], directory: Path = SCENARIO_DIR, tags: tuple[str, ...] = ()) -> list[Scenario]:
+    """Load the named scenarios, or without names the ladder: every scenario whose tags
+    are among ``tags`` (untagged ones always), in ladder order. A name may also be a
+    file path."""
     known = available(directory)
     paths = []
     for name in names or list(known):
@@ -261,4 +338,7 @@ def select(names: list[str], directory: Path = SCENARIO_DIR) -> list[Scenario]:
         else:
             choices = ", ".join(known) or "(none found)"
             raise UserError(f"unknown scenario {name!r}: choose from {choices}, or give a path to a .toml file")
-    return sorted((load(p) for p in paths), key=lambda s: (s.order, s.name))
+    loaded = [load(p) for p in paths]
+    if not names:
+        loaded = [s for s in loaded if set(s.tags) <= set(tags)]
+    return sorted(loaded, key=lambda s: (s.order, s.name))

@@ -24,7 +24,10 @@ from handoff.coordinator.services import RunServices
 from handoff.coordinator.slots import Slots
 from handoff.coordinator.specs import worker_spec
 from handoff.coordinator.step_driver import StepDriver
-from handoff.faults import FaultTarget, faults_for
+from handoff.coordinator.nemesis import Nemesis
+from handoff.faults import Fault, FaultTarget, build
+from handoff.protocol import HOLD_POINTS, Hold
+from handoff.witness.control import WitnessControl
 from handoff.hosts import Host
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
@@ -45,7 +48,9 @@ class ScenarioRun:
         self.settings = services.settings
         self.slots = slots
         self.workdir = services.run_dir / scenario.name
-        self.driver = StepDriver(services.tracker, self.settings.step_timeout)
+        self.nemesis = Nemesis()
+        witness = WitnessControl(services.witness_url) if services.witness_url else None
+        self.driver = StepDriver(services.tracker, self.settings.step_timeout, self.nemesis, witness)
 
     async def run(self) -> ScenarioRecord:
         started = time.monotonic()
@@ -63,6 +68,7 @@ class ScenarioRun:
             record.crashed = _one_line(error)
             (self.workdir / "crash.txt").write_text(traceback.format_exc(), encoding="utf-8")
         finally:
+            await self.nemesis.close()  # no fault outlives its scenario: servers started, routes back, disks freed
             for host in hosts.values():
                 with contextlib.suppress(Exception):
                     await host.close()
@@ -88,9 +94,11 @@ class ScenarioRun:
             host = hosts[step.host]
             step_record = StepRecord(step.name, host.name, step.home, self.scenario.store, step_id)
             record.steps.append(step_record)
-            target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact)
-            await self.driver.run(self._spec(step, host, home, step_id), host, home, self.workdir, step_record,
-                                  faults_for(step), target)
+            faults = tuple(build(plan) for plan in step.faults)
+            target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact, host=host,
+                                 database=self.services.throwaway_database, ports=self.services.ports())
+            await self.driver.run(self._spec(step, host, home, step_id, faults), host, home, self.workdir, step_record,
+                                  faults, target)
             reported = step_record.view().reported_session_id
             if step.session == "passed" and reported:
                 if not safe_id(reported):  # it is about to name directories: refuse it here
@@ -107,7 +115,7 @@ class ScenarioRun:
         finally:
             await self.slots.take(returning=True)
 
-    def _spec(self, step: Step, host: Host, home: Path, session_id: str):
+    def _spec(self, step: Step, host: Host, home: Path, session_id: str, faults: tuple[Fault, ...]):
         store_url = None
         if self.scenario.store != "home":
             store_url = self.services.databases.url(self.scenario.name, self.scenario.store, host.on_simulated_lan)
@@ -116,6 +124,7 @@ class ScenarioRun:
             backend=self.settings.backend, runtime_path=str(self.services.runtime_path),
             witness_url=host.witness_url(self.services.witness_url), store_url=store_url,
             registry_url=self._registry_url(host), app_key=self.services.app_key if step.guarded else "",
+            holds=tuple(Hold(fault.at, fault.turn) for fault in faults if fault.at in HOLD_POINTS),
         )
 
     def _registry_url(self, host: Host) -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,6 +120,19 @@ class RunServices:
         except RuntimeError as error:
             raise CoordinatorError(str(error)) from None
         self.zygote = zygote
+
+    @property
+    def throwaway_database(self):
+        """The run's own PostgreSQL server (a fault may stop it); None for one the user named."""
+        return self._server if self.databases.owned else None
+
+    def ports(self) -> dict[str, int]:
+        """Where the run's database and model listen, for a fault that cuts a host off."""
+        found = {}
+        for name, url in (("database", self.databases.postgres_url), ("model", self.witness_url)):
+            if url and urlsplit(url).port:
+                found[name] = urlsplit(url).port
+        return found
 
     def close(self) -> None:
         """Stop everything, whatever happened; safe to call more than once."""

@@ -91,9 +91,9 @@ def test_turns_are_numbered_across_the_scenario_from_each_steps_plan():
 
 
 def test_a_step_killed_on_purpose_is_a_line_of_its_own():
-    holding = Holding(t=0.0, session_id="sid", point="inside-write", during="append to /state/events.jsonl")
+    holding = Holding(t=0.0, session_id="sid", point="inside-write", turn=1, during="append to /state/events.jsonl")
     fault = FaultRecord("kill", "inside-write", 1.0, detail="SIGKILL")
-    record = ScenarioRecord("s", scenario(Step("A2", ("resume", "crash-mid-append"))),
+    record = ScenarioRecord("s", scenario(Step("A2", ("resume", "tell"))),
                             [step("A2", READY, holding, exit_code=-9, faults=[fault])])
     [judged] = judge_scenario(record, FACT).turns
     assert judged == TurnJudgement("s", "step", None, facts("A2", holding=holding, faults=(fault,), finished=False,

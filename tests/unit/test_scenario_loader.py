@@ -87,8 +87,6 @@ STEP_ERRORS = {
     "unknown step field": (step(extra='expect = "kept"\ncolour = "red"'), "field 'colour' is not a known field"),
     "unknown action": (step(actions='["resume", "teleport"]', extra=""), "field 'actions' has unknown action 'teleport'"),
     "empty actions": (step(actions="[]", extra=""), "field 'actions' is empty"),
-    "hold not last": (step(actions='["create", "hold", "tell"]', extra=""), "field 'actions' has 'hold' before its end"),
-    "turn without opening": (step(actions='["tell", "close"]', extra=""), "field 'actions' has the turn 'tell' before any create or resume"),
     "ask without expect": (step(extra=""), "field 'expect' is missing"),
     "expect without ask": (step(actions='["resume", "tell"]'), "field 'expect' is set but the step has no 'ask'"),
     "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, refused, no-provider, got 'maybe'"),
@@ -163,10 +161,34 @@ def test_select_unknown_name_lists_the_choices():
         assert name in message
 
 
+KILL_THE_APP = '\n[[steps.faults]]\nkind = "kill"\nat = "after-turn"\ntarget = "app"\n'
+
+
 def test_killing_only_the_sdk_process_is_refused_on_a_simulated_host(tmp_path):
     hosts = '[hosts]\na = "namespace"\n'
-    held = step("A", '["create", "tell", "hold"]', 'host = "a"\ncrash = "sdk-process"')
+    held = step("A", '["create", "tell"]', 'host = "a"') + KILL_THE_APP
     message = load_error(tmp_path, HEADER + hosts + held)
-    assert "step 'A'" in message and "field 'crash'" in message and "run that step on host 'local'" in message
-    on_this_machine = step("A", '["create", "tell", "hold"]', 'crash = "sdk-process"')
-    assert load(write(tmp_path, HEADER + hosts + on_this_machine, "ok")).steps[0].crash == "sdk-process"
+    assert "step 'A'" in message and "field 'faults'" in message and "run that step on 'local'" in message
+    on_this_machine = step("A", '["create", "tell"]', "") + KILL_THE_APP
+    [plan] = load(write(tmp_path, HEADER + hosts + on_this_machine, "ok")).steps[0].faults
+    assert (plan.kind, plan.at, plan.turn, plan.target, plan.heal) == ("kill", "after-turn", 1, "app", None)
+
+
+@pytest.mark.parametrize("fault, says", [
+    ('kind = "flood"', "field 'kind' must be one of kill"),
+    ('kind = "kill"\nat = "before-step"', "field 'at' must be one of after-turn, mid-turn, inside-write, hold"),
+    ('kind = "kill"\nat = "after-turn"\nturn = 3', "has a kill at turn 3, but the step takes 1 turn(s)"),
+    ('kind = "kill"\nat = "after-turn"\nheal = 2', "field 'heal' is set, but a kill does not heal"),
+    ('kind = "kill"\nat = "hold"', 'has a kill at "hold", but the step\'s actions have no "hold"'),
+    ('kind = "kill"\ntarget = "moon"', "field 'target' must be one of worker, app"),
+    ('kind = "tear-log"\ncut = -1', "field 'cut' must be from 1 to"),
+    ('kind = "tear-log"\nbytes = 3', "field 'bytes' is not a known field"),
+    ('kind = "partition"', "has a partition on a step that runs on 'local'"),
+    ('kind = "store-outage"', "has a fault of the database server, but the scenario's store is 'home'"),
+    ('kind = "cut-copy"', 'needs the step\'s home = "copied"'),
+    ('kind = "disk-full"\nheal = "tomorrow"', "field 'heal' must be 'after-step' or a number of seconds"),
+    ('kind = "disk-full"\nheal = inf', "field 'heal' must be a number of seconds from 0 to 600"),
+])
+def test_a_fault_is_checked_like_any_field(tmp_path, fault, says):
+    text = HEADER + step("A", '["create", "tell"]', "") + f"\n[[steps.faults]]\n{fault}\n"
+    assert says in load_error(tmp_path, text)
