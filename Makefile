@@ -8,11 +8,12 @@ RUNTIME_STAMP := runtime/node_modules/.installed
 VENV_STAMP := $(VENV)/.installed
 SYSTEM_STAMP := .state/system-packages
 
-.PHONY: setup handoff test bench mutate clean
+.PHONY: setup handoff test bench mutate clean containers
 
 setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
 
-# iproute2 and OpenSSH for the simulated hosts, from Debian's packages when missing.
+# iproute2 and OpenSSH for the simulated hosts, podman, runc and debootstrap for the
+# container hosts, from Debian's packages when missing.
 $(SYSTEM_STAMP): tools/ensure-system-packages
 	@tools/ensure-system-packages
 	@mkdir -p .state && touch $@
@@ -33,9 +34,20 @@ $(RUNTIME_STAMP): runtime/package.json runtime/package-lock.json
 handoff: setup
 	$(BIN)/handoff run $(ARGS)
 
+# The worker image of the container hosts (Containerfile), built offline from Debian's
+# packages once per machine (1-2 minutes; then a check of a second). Not part of setup:
+# the first container scenario builds it too, saying so.
+containers: setup
+	$(BIN)/handoff image build
+
 # Every test, with line coverage across all the processes they start (workers, witness,
-# zygote); -rs lists every skipped test with its reason at the end.
+# zygote); -rs lists every skipped test with its reason at the end. The container
+# scenarios need the worker image: if it cannot be built here, they are skipped with the
+# reason, so a failed build does not stop the tests; under CI (CI=true) it does, as a
+# missing system package does (tools/ensure-system-packages).
 test: setup
+	@$(BIN)/handoff image build >/dev/null || [ "$${CI:-}" != true ] || \
+		{ echo "error: CI needs the container hosts' worker image, which could not be built (why: above)" >&2; exit 1; }
 	rm -f .coverage .coverage.*
 	$(BIN)/pytest -q -rs --cov --cov-report=term:skip-covered $(PYTEST_ARGS)
 	$(BIN)/python tools/coverage_floor.py
@@ -53,5 +65,6 @@ mutate: setup
 	$(BIN)/mutmut run > .state/mutmut.log 2>&1 || { tail -40 .state/mutmut.log; exit 1; }
 	$(BIN)/python tools/mutation_report.py
 
+# (The worker image stays in the engine; `podman rmi` it by the tag `handoff image tag` prints.)
 clean:
 	rm -rf $(VENV) runtime/node_modules .state .pytest_cache *.egg-info mutants .hypothesis

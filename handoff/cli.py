@@ -42,6 +42,10 @@ ApiKeyEnvOption = Annotated[Optional[str], typer.Option(
     metavar="VAR", help="openai-compatible: the NAME of the variable holding the API key.")]
 
 
+EngineOption = Annotated[str, typer.Option(
+    "--engine", help="The container engine for container hosts: podman, or docker (needs a reachable Docker daemon).")]
+
+
 RunsDirOption = Annotated[Optional[Path], typer.Option(
     "--runs-dir", metavar="DIR", envvar="HANDOFF_RUNS_DIR",
     help="Where runs are stored (default: .state/runs in this project).")]
@@ -75,6 +79,7 @@ def run(
     spawn_workers: bool = typer.Option(False, "--spawn-workers", help="Start every local worker as a new interpreter "
                                        "instead of forking it from the zygote that has the SDK imported (slower; "
                                        "for comparison)."),
+    engine: EngineOption = "podman",
     runs_dir: RunsDirOption = None,
 ) -> None:
     """Run scenarios and print the table of which turns kept the context.
@@ -98,9 +103,11 @@ def run(
         if keep is not None:
             inputs.fresh_directory(keep, "--keep")
         inputs.writable_directory(runs_dir, "--runs-dir")
+        inputs.engine(engine)
         jobs = _jobs_for_memory(jobs, chosen)
         settings = coordinator.RunSettings(fact=the_fact, jobs=jobs, backend=chosen_backend,
-                                           remote_hosts=remote, store_url=store, fork_workers=not spawn_workers)
+                                           remote_hosts=remote, store_url=store, fork_workers=not spawn_workers,
+                                           engine=engine)
         _remove_leftovers(quiet=False)
         record = coordinator.run(chosen, settings, keep)
     except UserError as error:
@@ -164,6 +171,9 @@ def _remote_hosts(options: list[str], chosen: list) -> dict[str, SshTarget]:
         name, separator, url = option.partition("=")
         if not separator or not name:
             raise UserError(f"--host {option}: expected NAME=ssh://user@machine")
+        if url.startswith("podman+ssh://"):
+            raise UserError(f"--host {option}: a remote container engine is not supported (README, Containers, says "
+                            f"why); --host {name}=ssh://user@machine runs the step on that machine without a container")
         if name not in known:
             raise UserError(f"--host {name}: no selected scenario has a host named {name!r} (hosts: {', '.join(sorted(known)) or 'none'})")
         remote[name] = SshTarget.parse(name, url)
@@ -177,8 +187,9 @@ def list_scenarios() -> None:
         loaded = scenarios.select([])
     except UserError as error:
         raise _fail(str(error), 2)
+    width = max((len(item.name) for item in loaded), default=0) + 2
     for item in loaded:
-        typer.echo(f"{item.name:28} {item.title}")
+        typer.echo(f"{item.name:{width}}{item.title}")
 
 
 @app.command("runs")
@@ -332,11 +343,78 @@ def lab(
     raise typer.Exit(code)
 
 
+export_app = typer.Typer(help="What a scenario becomes elsewhere.")
+app.add_typer(export_app, name="export")
+
+
+@export_app.command("k8s")
+def export_k8s(
+    name: Annotated[str, typer.Argument(metavar="SCENARIO", help="A scenario name or .toml file.")],
+    image: Annotated[str, typer.Option(help="The image the cluster pulls: the Containerfile's standalone target, "
+                                       "pushed to your registry.")] = "registry.example/copilot-handoff:standalone",
+    store: Annotated[Optional[str], typer.Option(metavar="postgresql://user:password@host:5432/db",
+                                                 help="The cluster's PostgreSQL, for a postgres scenario.")] = None,
+    fact: Annotated[str, typer.Option(help="The value the model is asked to remember.")] = DEFAULT_VALUE,
+    topic: Annotated[str, typer.Option(help="What the value is a favourite of.")] = DEFAULT_TOPIC,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Kubernetes manifests for a scenario: a Job per step, a witness Deployment and Service,
+    the shared home as a claim or the session files in PostgreSQL. Nothing is applied."""
+    from handoff.export import k8s
+
+    try:
+        [chosen] = scenarios.select([name])
+        if store is not None:
+            inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db")
+        if output is not None:
+            inputs.writable_file(output, "--output")
+        text = k8s.render(chosen, k8s.manifests(chosen, image, inputs.fact(fact, topic), store), str(output or "FILE"))
+    except UserError as error:
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        _write_atomically(output, text.encode())
+
+
+image_app = typer.Typer(help="The worker image container hosts run in (see the Containerfile).")
+app.add_typer(image_app, name="image")
+
+
+@image_app.command("build")
+def image_build(engine: EngineOption = "podman") -> None:
+    """Build the worker image if this machine does not have it yet (once per machine;
+    offline: debootstrap from Debian's packages, then an import). `make containers` runs this."""
+    from handoff.containers import building
+
+    try:
+        inputs.engine(engine)
+        tag = building.build(engine, lambda line: typer.echo(line, err=True))
+    except UserError as error:
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+    except building.BuildFailed as error:
+        raise _fail(str(error), ExitCode.TOOL_FAILED)
+    except KeyboardInterrupt:
+        raise _fail("interrupted; nothing half-built was kept", ExitCode.INTERRUPTED)
+    typer.echo(tag)
+
+
+@image_app.command("tag")
+def image_tag() -> None:
+    """Print the worker image's tag (a hash of the Containerfile), e.g. for `podman build -t`."""
+    from handoff.containers import image
+
+    try:
+        typer.echo(image.recipe().tag)
+    except image.ImageError as error:
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+
+
 @app.command()
 def clean() -> None:
     """Remove what runs that were killed (kill -9, a lost terminal) left behind: their
-    processes, network namespaces, links, run directories and database servers. Runs
-    still going are left alone."""
+    processes, containers, volumes, container networks, network namespaces, links, run
+    directories and database servers. Runs still going are left alone."""
     from handoff import leftovers
 
     found = leftovers.find()

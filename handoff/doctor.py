@@ -145,7 +145,41 @@ def optional() -> Section:
         lines.append(Line(OK, label, "available") if problem is None
                      else Line(MISSING, label, f"unavailable: {problem}; the cross-machine scenarios are skipped"))
     lines.append(_database_store())
+    lines += _containers()
     return Section("Optional (a missing piece skips scenarios, it does not fail them)", lines)
+
+
+def _containers() -> list[Line]:
+    """The engines, and the worker image (present, or what building it needs)."""
+    from handoff.containers import image
+    from handoff.containers.engine import Engine
+
+    podman, docker = Engine("podman"), Engine("docker")
+    problem = missing_capability("container") or podman.problem()
+    lines = [Line(OK, "container engine", f"podman {podman.version()} (--engine podman, the default)") if problem is None
+             else Line(MISSING, "container engine", f"unavailable: {problem}; the container scenarios are skipped",
+                       podman.install_hint())]
+    docker_problem = docker.problem()
+    lines.append(Line(OK, "docker", "a Docker daemon answers (--engine docker)") if docker_problem is None
+                 else Line(INFO, "docker", f"--engine docker scenarios would be skipped: {docker_problem}"))
+    if problem is not None:
+        return lines
+    try:
+        recipe = image.recipe()
+    except image.ImageError as error:
+        return [*lines, Line(MISSING, "worker image", str(error), "restore the Containerfile from git")]
+    unusable = image.python_problem(recipe)
+    if unusable:
+        lines.append(Line(MISSING, "worker image", unusable))
+    elif image.present(podman, recipe):
+        lines.append(Line(OK, "worker image", f"{recipe.tag} (Debian {recipe.suite}, Python {recipe.python})"))
+    elif image.build_problem() is None:
+        lines.append(Line(MISSING, "worker image", f"{recipe.tag} not built yet: the first container scenario "
+                          "builds it (1-2 minutes, once per machine)", "make containers"))
+    else:
+        lines.append(Line(MISSING, "worker image", f"{recipe.tag} not built, and cannot be here: {image.build_problem()}",
+                          f"podman build --target worker -t {recipe.tag} . (with a registry)"))
+    return lines
 
 
 def _database_store() -> Line:

@@ -103,3 +103,11 @@ def fact(value: str, topic: str) -> Fact:
             raise UserError(f"--fact {value!r}: the witness's fixed {name} ({reply!r}) names it too, so an answer "
                             f"naming it could not tell a kept turn from a lost one; choose another value or --topic")
     return chosen
+
+
+def engine(name: str) -> None:
+    """``--engine``: one of the container engines the tool drives."""
+    from handoff.containers.engine import ENGINES
+
+    if name not in ENGINES:
+        raise UserError(f"--engine {name}: choose one of {', '.join(ENGINES)}")

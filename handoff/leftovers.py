@@ -6,8 +6,11 @@ no chance, so everything a run makes is marked with its **owner**, the pid of th
 
 * its processes carry ``HANDOFF_OWNER=<pid>`` in their environment (every child inherits
   it), and die with their parent besides (``setpriv --pdeathsig``, see processes.py);
-* its network namespaces, bridge and veth links, its run directory in TMPDIR and its
-  throwaway PostgreSQL's directory carry the owner's pid in their names (:func:`tag`).
+* its network namespaces, bridge and veth links, its run directory in TMPDIR, its
+  throwaway PostgreSQL's directory, and its containers, volumes and container network in
+  a container engine carry the owner's pid in their names (:func:`tag`). A container
+  also ends by itself when its run dies (its lifeline, containers/lifeline.py); only
+  the stopped container, its volumes and its network are left for `handoff clean`.
 
 Whatever belongs to an owner that is no longer alive is a leftover: :func:`find` lists
 them and :func:`remove` removes them, for `handoff clean`, for `handoff doctor` (which
@@ -29,6 +32,8 @@ from pathlib import Path
 
 import psutil
 
+from handoff.containers.engine import KINDS as ENGINE_KINDS
+from handoff.containers.engine import Engine, engines_in_use
 from handoff.runtime_locator import PROJECT_ROOT
 
 OWNER_VARIABLE = "HANDOFF_OWNER"
@@ -36,7 +41,8 @@ RUN_DIR_PREFIX = "handoff-run-"
 MOUNT_PREFIX = "handoff-disk-"  # the source name of a small file system a disk-full fault mounts
 POSTGRES_DIR = PROJECT_ROOT / ".state" / "postgres"
 TAG_DIGITS = 6  # a pid in hex; Linux pids stay below 2**22 (0x400000)
-_NETNS = re.compile(rf"handoff-(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})[0-9a-f]*-")
+# network namespaces, and the containers, volumes and networks in an engine
+_NAMED = re.compile(rf"handoff-(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})[0-9a-f]*-")
 _LINK = re.compile(rf"h(?:br|v|p)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})")
 _MOUNT = re.compile(rf"{MOUNT_PREFIX}(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})$")
 _DIRECTORY = re.compile(rf"(?:{RUN_DIR_PREFIX}|pg-)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})-")
@@ -62,9 +68,10 @@ def alive(pid: int) -> bool:
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # "process", "namespace", "link", "mount", "directory"
-    name: str  # what to show: a pid and command, a namespace, a path
+    kind: str  # "process", "container", "volume", "network", "namespace", "link", "mount", "directory"
+    name: str  # what to show: a pid and command, a container's name, a namespace, a path
     owner: int
+    engine: str = ""  # for containers, volumes and networks: the engine that holds them
 
 
 def _owner(pattern: re.Pattern[str], name: str) -> int | None:
@@ -93,6 +100,18 @@ def _processes(of: int | None) -> list[Leftover]:
     return found
 
 
+def _engine_objects(of: int | None) -> list[Leftover]:
+    """Containers first (a volume or network in use by one cannot go before it)."""
+    found = []
+    for engine in engines_in_use():
+        for kind in ENGINE_KINDS:
+            for name in engine.names(kind):
+                owner = _owner(_NAMED, name)
+                if _left(owner, of):
+                    found.append(Leftover(kind, name, owner, engine.name))
+    return found
+
+
 def _ip(*args: str) -> str:
     try:
         return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10).stdout
@@ -104,7 +123,7 @@ def _namespaces(of: int | None) -> list[Leftover]:
     found = []
     for line in _ip("netns", "list").splitlines():
         name = line.split()[0] if line.split() else ""
-        owner = _owner(_NETNS, name)
+        owner = _owner(_NAMED, name)
         if _left(owner, of):
             found.append(Leftover("namespace", name, owner))
     return found
@@ -147,7 +166,7 @@ def find(of: int | None = None) -> list[Leftover]:
     """Everything of owners that are gone, or with ``of`` everything of that owner that
     is still there; processes first, since they hold the rest, and mounts before the
     directories they are in."""
-    return _processes(of) + _namespaces(of) + _links(of) + _mounts(of) + _directories(of)
+    return _processes(of) + _engine_objects(of) + _namespaces(of) + _links(of) + _mounts(of) + _directories(of)
 
 
 def remove(leftovers: list[Leftover]) -> list[str]:
@@ -157,6 +176,8 @@ def remove(leftovers: list[Leftover]) -> list[str]:
         try:
             if leftover.kind == "process":
                 os.kill(int(leftover.name.split()[0]), signal.SIGKILL)
+            elif leftover.kind in ENGINE_KINDS:
+                Engine(leftover.engine).remove_sync(leftover.kind, [leftover.name])
             elif leftover.kind == "namespace":
                 _checked("netns", "del", leftover.name)
             elif leftover.kind == "link":
@@ -168,7 +189,7 @@ def remove(leftovers: list[Leftover]) -> list[str]:
         except ProcessLookupError:
             pass  # it ended meanwhile
         except (OSError, RuntimeError, subprocess.SubprocessError) as error:
-            if Path(leftover.name).exists() or leftover.kind in ("namespace", "link"):
+            if Path(leftover.name).exists() or leftover.kind in ("namespace", "link", *ENGINE_KINDS):
                 failed.append(f"{leftover.kind} {leftover.name}: {error}")
     return failed
 

@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import time
+from typing import Callable
 
 import psutil
 
@@ -85,6 +86,14 @@ def die_with(parent: int) -> None:
         os._exit(1)
 
 
+def _tree(pid: int) -> list[psutil.Process]:
+    """A process and everything below it; [] when it is gone."""
+    with contextlib.suppress(psutil.NoSuchProcess):
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    return []
+
+
 def become_subreaper() -> None:
     if sys.platform != "linux":
         return
@@ -97,6 +106,7 @@ class ProcessTracker:
         self._groups: set[int] = set()
         self._pids: set[int] = set()
         self._running: dict[int, asyncio.subprocess.Process] = {}
+        self._companions: dict[int, Callable[[], int | None]] = {}
         self._started_at = time.time()
         become_subreaper()
 
@@ -116,6 +126,13 @@ class ProcessTracker:
         self._pids.add(pid)
         self._groups.add(pid)
 
+    def attach(self, pid: int, companion: Callable[[], int | None]) -> None:
+        """Kill another process (and its tree) with ``pid``: one that is not below it
+        but belongs with it — a container's first process, which the engine's monitor
+        starts, not the `podman run` that asked for it. ``companion`` finds its pid when
+        it is needed (None when it is not running)."""
+        self._companions[pid] = companion
+
     async def shutdown(self) -> None:
         """Kill and reap every spawned process, inside the event loop that owns them, so
         that an interrupted run closes its pipes instead of leaving them to the GC."""
@@ -132,10 +149,11 @@ class ProcessTracker:
         instant (a crash must not give the runtime a moment to notice and shut down);
         then any descendant that left the group. A Copilot runtime killed this way cannot
         remove its in-use marker files, so they are noted first and removed after."""
-        victims = []
-        with contextlib.suppress(psutil.NoSuchProcess):
-            root = psutil.Process(pid)
-            victims = [root, *root.children(recursive=True)]
+        victims = _tree(pid)
+        companion = self._companions.get(pid)
+        other = companion() if companion else None
+        if other is not None:
+            victims += _tree(other)
         markers = runtime_markers.held_by(victims)
         try:
             if pid in self._groups:
@@ -152,6 +170,7 @@ class ProcessTracker:
 
     def forget(self, pid: int) -> None:
         self._pids.discard(pid)
+        self._companions.pop(pid, None)
         self._running.pop(pid, None)
 
     def _born_since_start(self) -> list[psutil.Process]:

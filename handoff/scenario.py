@@ -19,11 +19,15 @@ A scenario is a TOML file in ``scenarios/``; its name is the file's stem. Exampl
 Every step runs in a new worker process. ``home`` says where its runtime keeps
 sessions: ``shared`` (one home for the whole scenario), ``own`` (a new, empty one) or
 ``copied`` (a new one into which the coordinator copies the session's state from the
-previous step's home, as rsync would). ``session`` says which id the step gets:
-``passed`` (the one the previous steps used), ``unknown`` (a fresh id that was never
-created) or ``scenario`` (the scenario's own ``session_id`` as written, e.g. what another
-principal guesses). ``host`` names where the step runs: ``local`` (default) or a name from the
-scenario's ``[hosts]`` table, whose value is the kind: ``namespace`` or ``ssh``.
+previous step's home, as rsync would). On a container host a home is an engine volume:
+``shared`` one named volume for the scenario, ``own`` a new named volume, ``anonymous``
+an anonymous volume that lives and dies with the step's container; ``restart = true``
+starts the host's previous container again instead of a new one. ``session`` says which
+id the step gets: ``passed`` (the one the previous steps used), ``unknown`` (a fresh id
+that was never created) or ``scenario`` (the scenario's own ``session_id`` as written,
+e.g. what another principal guesses). ``host`` names where the step runs: ``local``
+(default) or a name from the scenario's ``[hosts]`` table, whose value is the kind:
+``namespace``, ``ssh`` or ``container``.
 The scenario's ``store`` says where session files go: ``home`` (the runtime's home
 directory, the default), or a database reached through the SDK's SessionFs provider,
 ``sqlite`` (a file, one machine) or ``postgres`` (a server every host can reach).
@@ -51,8 +55,9 @@ from handoff.faults.kinds import AFTER_STEP, AFTER_TURN, HOLD, INSIDE_WRITE, KIN
 from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS, TURNS_PER_ACTION
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 
-HOMES = ("shared", "own", "copied")
-HOST_KINDS = ("namespace", "ssh")
+HOMES = ("shared", "own", "copied", "anonymous")
+HOST_KINDS = ("namespace", "ssh", "container")
+CONTAINER = "container"
 STORES = ("home", "sqlite", "postgres")
 LOCAL = "local"
 SESSIONS = ("passed", "unknown", "scenario")
@@ -97,6 +102,7 @@ class Step:
     expect: str | None = None  # verdict expected for the step's "ask" turn
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
     provider: str = "passed"  # "omitted": the runtime gets no model settings, as if the app forgot them
+    restart: bool = False  # container hosts: start the host's previous container again
 
     @property
     def asks(self) -> bool:
@@ -165,13 +171,38 @@ class _Reader:
             raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
 
 
-def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id: str | None) -> Step:
+def _container_rules(read: _Reader, step: Step, on_container: bool, earlier_on_host: bool) -> None:
+    """What only a container host can do, and what it cannot."""
+    if step.home == "anonymous" and not on_container:
+        raise read.fail("home", "is 'anonymous' on a host that is not a container: only a container has an "
+                                "anonymous volume")
+    if step.restart and not on_container:
+        raise read.fail("restart", "is set on a host that is not a container: only a container is restarted")
+    if not on_container:
+        return
+    if step.home == "copied":
+        raise read.fail("home", "is 'copied' on a container host, whose home is a volume of the engine, not a "
+                                "directory here; use 'shared' (a named volume in both) or 'own'")
+    refused = next((plan.kind for plan in step.faults if not KINDS[plan.kind].on_container), None)
+    if refused:
+        raise read.fail("faults", f"has a {refused} on a container host: the tool does not reach inside the "
+                                  f"engine's volumes, network or process tree; run that step on 'local' or a "
+                                  f"namespace host")
+    if step.restart and not earlier_on_host:
+        raise read.fail("restart", f"is set, but no earlier step ran a container on host '{step.host}'")
+    if step.restart and "home" in read.table:
+        raise read.fail("home", "is set on a restart: a restarted container keeps the home it had")
+
+
+def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id: str | None,
+          earlier: list[Step]) -> Step:
     if not isinstance(table, dict):
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
-                         "wait", "faults", "forked", "expect", "closed_before_resume", "provider", "silent_loss"})
+                         "wait", "faults", "forked", "expect", "closed_before_resume", "provider", "silent_loss",
+                         "restart"})
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
@@ -197,8 +228,10 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         expect=read.get("expect", str, None, EXPECTABLE),
         closed_before_resume=read.get("closed_before_resume", bool, None),
         provider=read.get("provider", str, "passed", PROVIDERS),
+        restart=read.get("restart", bool, False),
     )
     _check_faults(read, step, hosts)
+    _container_rules(read, step, hosts.get(step.host) == CONTAINER, any(s.host == step.host for s in earlier))
     if step.session == "scenario" and scenario_id is None:
         raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
     if step.asks and step.expect is None:
@@ -290,7 +323,9 @@ def load(path: Path) -> Scenario:
     order = read.get("order", int, 1000)
     if not -10**6 <= order <= 10**6:
         raise read.fail("order", f"must be a whole number from -1000000 to 1000000, got {order}")
-    steps = tuple(_step(path, i, table, hosts, session_id) for i, table in enumerate(read.get("steps", list)))
+    steps: list[Step] = []
+    for index, table in enumerate(read.get("steps", list)):
+        steps.append(_step(path, index, table, hosts, session_id, steps))
     if not steps:
         raise read.fail("steps", "is empty: a scenario needs at least one [[steps]] table")
     names = [s.name for s in steps]
@@ -310,7 +345,7 @@ def load(path: Path) -> Scenario:
         title=read.get("title", str),
         proves=read.get("proves", str),
         does_not_prove=read.get("does_not_prove", str),
-        steps=steps,
+        steps=tuple(steps),
         order=order,
         session_id=session_id,
         hosts=hosts,

@@ -82,6 +82,7 @@ async def _run(scenarios: list[Scenario], services: RunServices) -> list[Scenari
         await services.start(scenarios)
         return await run_all(scenarios, services)
     finally:
+        services.release()  # what lives in the event loop (the containers' lifeline), before it closes
         await services.tracker.shutdown()  # the witness, and any worker an interrupt cut short
 
 
@@ -91,6 +92,6 @@ def options(settings: RunSettings) -> RunOptions:
         fact=settings.fact.value, topic=settings.fact.topic, jobs=settings.jobs, backend=settings.backend,
         fork_workers=settings.fork_workers,
         remote_hosts={name: target.describe() for name, target in settings.remote_hosts.items()},
-        store=redacted(settings.store_url),
+        store=redacted(settings.store_url), engine=settings.engine,
     )
 

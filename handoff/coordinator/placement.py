@@ -1,17 +1,19 @@
 """Placing a scenario's steps on hosts: which hosts it gets, and why it cannot run here.
 
-A scenario names its hosts by kind (``[hosts] b = "namespace"``); ``--host NAME=ssh://``
-turns one into a real machine. What a host can do is asked of the host's properties
+A scenario names its hosts by kind (``[hosts] b = "namespace"``, ``"ssh"`` or
+``"container"``); ``--host NAME=ssh://`` turns one into a real machine. What a host can do is asked of the host's properties
 (handoff/hosts/base.py); nothing here looks at a host's class.
 """
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from handoff.coordinator.services import RunServices
 from handoff.hosts import (
+    ContainerHost,
     Host,
     LocalHost,
     NamespaceHost,
@@ -21,7 +23,7 @@ from handoff.hosts import (
 )
 from handoff.faults.kinds import MID_TURN
 from handoff.protocol import COPILOT
-from handoff.scenario import LOCAL, Scenario
+from handoff.scenario import CONTAINER, LOCAL, Scenario
 
 
 def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
@@ -38,6 +40,8 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         if settings.backend.kind == COPILOT:
             return f"host '{name}' ({kind}): a simulated host has no route to the Copilot service on the internet"
         problem = missing_capability(kind) or (None if services.lan else services.lan_problem)
+        if problem is None and kind == CONTAINER:
+            problem = services.containers.problem
         if problem:
             return f"host '{name}' ({kind}): {problem}"
     return None
@@ -50,12 +54,17 @@ def open_hosts(scenario: Scenario, services: RunServices, workdir: Path, hosts: 
     failed to come up."""
     settings = services.settings
     hosts[LOCAL] = LocalHost(LOCAL, services.zygote)
+    # One prefix for the scenario's containers and volumes (its hosts share the volumes),
+    # with a token of its own: a scenario named twice in a run gets two sets.
+    containers = f"{services.containers.prefix}-{scenario.name}-{secrets.token_hex(2)}"
     witness = urlsplit(services.witness_url)
     for name, kind in scenario.hosts.items():
         if name in settings.remote_hosts:
             hosts[name] = SshHost(name, settings.remote_hosts[name], witness.hostname, witness.port)
         elif kind == "namespace":
             hosts[name] = NamespaceHost(name, services.lan, [services.run_dir], services.zygote)
+        elif kind == CONTAINER:
+            hosts[name] = ContainerHost(name, services.containers.setup, containers)
         else:
             machine = NamespaceHost(name, services.lan, [services.run_dir])
             hosts[name] = NamespaceSshHost(name, machine, workdir / f"ssh-{name}", witness.hostname, witness.port)

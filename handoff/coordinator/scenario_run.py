@@ -28,7 +28,7 @@ from handoff.coordinator.nemesis import Nemesis
 from handoff.faults import Fault, FaultTarget, build
 from handoff.protocol import HOLD_POINTS, Hold
 from handoff.witness.control import WitnessControl
-from handoff.hosts import Host
+from handoff.hosts import Host, Launch
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
@@ -92,13 +92,14 @@ class ScenarioRun:
             if step.wait:
                 await self._wait(step.wait)
             host = hosts[step.host]
-            step_record = StepRecord(step.name, host.name, step.home, self.scenario.store, step_id)
+            step_record = StepRecord(step.name, host.name, "restarted" if step.restart else step.home,
+                                     self.scenario.store, step_id)
             record.steps.append(step_record)
             faults = tuple(build(plan) for plan in step.faults)
             target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact, host=host,
                                  database=self.services.throwaway_database, ports=self.services.ports())
             await self.driver.run(self._spec(step, host, home, step_id, faults), host, home, self.workdir, step_record,
-                                  faults, target)
+                                  faults, target, Launch(step.home == "anonymous", step.restart))
             reported = step_record.view().reported_session_id
             if step.session == "passed" and reported:
                 if not safe_id(reported):  # it is about to name directories: refuse it here

@@ -1,8 +1,10 @@
 """What every scenario of one run shares, started once and closed once.
 
 The process tracker, the run's temporary directory, the witness model, the zygote that
-forks workers, the simulated LAN (when a scenario has a namespace or ssh host) and the
-run's databases (a throwaway PostgreSQL when a scenario needs one and none was named).
+forks workers, the simulated LAN (when a scenario has a namespace, ssh or container host),
+the run's databases (a throwaway PostgreSQL when a scenario needs one and none was named)
+and its containers' engine, image, network and lifeline (when a scenario has a container
+host).
 None of them carries anything from one scenario to another that a proof depends on: the
 witness answers each request from that request alone, the zygote never runs a session,
 and each scenario gets its own homes and its own database schema.
@@ -20,12 +22,14 @@ from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from handoff.containers.engine import Engine
+from handoff.containers.service import RunContainers
 from handoff.fact import Fact
 from handoff.hosts import Lan, NetworkError, SshTarget, missing_capability
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
 from handoff.protocol import OPENAI_COMPATIBLE, Backend
-from handoff.scenario import Scenario
+from handoff.scenario import CONTAINER, Scenario
 from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.stores.shared import RunDatabases
 from handoff.witness.launch import WitnessStartError, start_witness
@@ -46,6 +50,7 @@ class RunSettings:
     store_url: str | None = None  # --store: a PostgreSQL server of the user's
     fork_workers: bool = True  # workers are forked from a zygote that has the SDK imported
     step_timeout: float = 120.0
+    engine: str = "podman"  # the container engine for container hosts
 
 
 class RunServices:
@@ -65,14 +70,21 @@ class RunServices:
         # their spec (on stdin), never written to the record or shown.
         self.app_key = secrets.token_hex(32)
         self._server: ThrowawayPostgres | None = None
+        self.containers = RunContainers(Engine(settings.engine), run_dir, runtime_path)
+        self._container_subnet: str | None = None
 
     async def start(self, scenarios: list[Scenario]) -> None:
         self._start_lan(scenarios)
+        containers = any(kind == CONTAINER for s in scenarios for kind in s.hosts.values())
+        if containers:  # first: the database must know the container network's subnet
+            self._container_subnet = await self.containers.create_network(self.tracker, self.lan_problem)
         # None of these needs another, and each takes a moment: start them side by side.
-        await asyncio.gather(self._start_witness(), self._start_zygote(), self._start_database(scenarios))
+        await asyncio.gather(self._start_witness(), self._start_zygote(), self._start_database(scenarios),
+                             *([self.containers.start(self.tracker, self.lan.gateway)] if containers and self.lan else []))
 
     def _start_lan(self, scenarios: list[Scenario]) -> None:
-        """A simulated LAN when some scenario has a namespace or ssh host that is not remote."""
+        """A simulated LAN when some scenario has a namespace, ssh or container host that is
+        not remote (containers reach the run's services at its gateway)."""
         needed = any(name not in self.settings.remote_hosts for s in scenarios for name in s.hosts)
         if not needed:
             return
@@ -88,7 +100,8 @@ class RunServices:
             return
         lan = self.lan
         listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
-        self._server = ThrowawayPostgres(listen, trusted_network=f"{lan.subnet}.0/24" if lan else None)
+        trusted = ([f"{lan.subnet}.0/24"] if lan else []) + ([self._container_subnet] if self._container_subnet else [])
+        self._server = ThrowawayPostgres(listen, trusted_networks=tuple(trusted))
         try:
             await asyncio.to_thread(self._server.prepare)
             self._server.launch()  # from the loop's thread, which lives as long as the run: the server dies with it
@@ -134,9 +147,14 @@ class RunServices:
                 found[name] = urlsplit(url).port
         return found
 
+    def release(self) -> None:
+        """Inside the event loop, at its end: let go of the containers' lifeline."""
+        self.containers.lifeline.close()
+
     def close(self) -> None:
         """Stop everything, whatever happened; safe to call more than once."""
         self.tracker.stop_all()
+        self.containers.close()
         self.databases.close()
         if self._server is not None:
             self._server.stop()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from handoff.coordinator.nemesis import Nemesis
 from handoff.faults import AFTER_TURN, BEFORE_STEP, INSIDE_WRITE, MID_TURN, Fault, FaultTarget
-from handoff.hosts import Host
+from handoff.hosts import Host, Launch
 from handoff.processes import ProcessTracker
 from handoff.protocol import RELEASE, Holding, ProtocolViolation, WorkerSpec, decode
 from handoff.runs.record import StepRecord
@@ -53,7 +53,7 @@ class StepDriver:
         self.witness = witness  # holds the model's answer for a fault while it answers
 
     async def run(self, spec: WorkerSpec, host: Host, home: Path, workdir: Path, record: StepRecord,
-                  faults: tuple[Fault, ...], target: FaultTarget) -> StepRecord:
+                  faults: tuple[Fault, ...], target: FaultTarget, launch: Launch = Launch()) -> StepRecord:
         """Run the step; ``record`` (already naming the step) is filled in and returned."""
         record.started_at = time.time()
         await self.nemesis.prepare(faults, target)
@@ -63,7 +63,7 @@ class StepDriver:
         with stderr_path.open("wb") as stderr:
             for fault in mid_turn:
                 await self.witness.hold(spec.scenario, spec.step, fault.turn)
-            process = await host.start_worker(self.tracker, home, stderr, workdir / "cwd")
+            process = await host.start_worker(self.tracker, home, stderr, workdir / "cwd", launch)
             target.process = process
             watchers = [asyncio.create_task(self._while_answering(spec, fault, faults, target, record))
                         for fault in mid_turn]

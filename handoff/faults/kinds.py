@@ -25,6 +25,7 @@ class KindRules:
     heals: bool = True
     needs: str | None = None  # "postgres" (the throwaway server), "simulated host", "copied home"
     options: dict[str, tuple[type, float, float]] = field(default_factory=dict)  # name -> (type, least, most)
+    on_container: bool = False  # whether it may strike a step on a container host
     says: str = ""
 
 
@@ -34,7 +35,7 @@ KINDS: dict[str, KindRules] = {
                            "dies), 'app' only the process holding the SDK client"),
     "kill-runtime": KindRules((MID_TURN, AFTER_TURN, HOLD), heals=False,
                               says="SIGKILL to the runtime alone; the app (the worker) lives on"),
-    "store-outage": KindRules((BEFORE_STEP, MID_TURN, AFTER_TURN, INSIDE_WRITE, HOLD), needs="postgres",
+    "store-outage": KindRules((BEFORE_STEP, MID_TURN, AFTER_TURN, INSIDE_WRITE, HOLD), needs="postgres", on_container=True,
                               says="the run's PostgreSQL server is shut down (fast shutdown), and started again at heal"),
     "partition": KindRules((BEFORE_STEP, MID_TURN, AFTER_TURN, INSIDE_WRITE, HOLD), ("database", "model", "everything"),
                            needs="simulated host",

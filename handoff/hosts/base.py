@@ -1,10 +1,11 @@
 """Where a worker runs. A host starts ``python -m handoff.worker`` somewhere and hands
 back the process whose stdin takes the WorkerSpec and whose stdout carries its events.
 
-Three kinds: ``local`` (a process here, local.py), ``namespace`` (a simulated machine made
-of Linux namespaces, namespace.py) and ``ssh`` (a worker started over OpenSSH, on a
+Four kinds: ``local`` (a process here, local.py), ``namespace`` (a simulated machine made
+of Linux namespaces, namespace.py), ``ssh`` (a worker started over OpenSSH, on a
 namespace host running a real sshd, or on a real machine given with ``--host
-NAME=ssh://...``, ssh.py).
+NAME=ssh://...``, ssh.py) and ``container`` (each step in a container of its own, on a
+real container engine, container.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 
 from handoff.processes import ProcessTracker
@@ -42,6 +44,16 @@ def worker_env(passed: tuple[str, ...] = (), user_dir: str | None = None) -> dic
     return env
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How a step wants its worker started, beyond the store it is given. Only container
+    hosts have more than one way: a new container whose home is an anonymous volume of
+    its own, or the host's previous container started again (a restart)."""
+
+    anonymous_home: bool = False
+    restart: bool = False
+
+
 class Host(ABC):
     """A place a worker runs. What it can do is said by its properties, which the
     coordinator asks instead of looking at its class."""
@@ -60,8 +72,10 @@ class Host(ABC):
         self.name = name
 
     @abstractmethod
-    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path) -> asyncio.subprocess.Process:
-        """Start a worker whose sessions live in ``store`` (a directory on this machine)."""
+    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path,
+                           launch: Launch = Launch()) -> asyncio.subprocess.Process:
+        """Start a worker whose sessions live in ``store`` (a directory on this machine,
+        or, on a container host, what stands for a volume)."""
 
     @abstractmethod
     def home(self, store: Path) -> str:

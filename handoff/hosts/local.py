@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from handoff.hosts.base import PIPES, USER_DIRS, Host, worker_env
+from handoff.hosts.base import PIPES, USER_DIRS, Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
 
 
@@ -24,7 +24,7 @@ class LocalHost(Host):
         self.user_dir = USER_DIRS / "local"
         self.user_dir.mkdir(parents=True, exist_ok=True)
 
-    async def start_worker(self, tracker, store, stderr, cwd):
+    async def start_worker(self, tracker, store, stderr, cwd, launch=Launch()):
         env = worker_env(self.passed_env, str(self.user_dir))
         if self.zygote is not None:
             return await self.zygote.fork(env, cwd, stderr)

@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, worker_env
+from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch, worker_env
 from handoff.hosts.network import Lan
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
@@ -123,7 +123,7 @@ class NamespaceHost(Host):
         """A process's environment in this host, whichever way it got there."""
         return {**worker_env(self.passed_env, USER_INSIDE), "TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}
 
-    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path):
+    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path, launch: Launch = Launch()):
         if self.zygote is not None:
             return await self.zygote.fork(self._worker_env(), Path(USER_INSIDE), stderr, host=self.entry({"home": store}))
         argv, env = self.enter({"home": store}, sys.executable, "-m", "handoff.worker")

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs
 
 from handoff.errors import UserError
 from handoff.inputs import network_url
-from handoff.hosts.base import PIPES, PROJECT_ROOT, Host
+from handoff.hosts.base import PIPES, PROJECT_ROOT, Host, Launch
 from handoff.hosts.namespace import COMPILE_CACHE, HOME_INSIDE, INSIDE, NamespaceHost
 from handoff.processes import ProcessTracker
 
@@ -80,7 +80,7 @@ class SshHost(Host):
 
     worker_environment = ""  # assignments put before the worker's command on the far side
 
-    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path):
+    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path, launch: Launch = Launch()):
         command = f"cd {self.target.project} && {self.worker_environment}exec .venv/bin/python -m handoff.worker"
         return await tracker.spawn(*self._ssh(command), stderr=stderr, cwd=cwd, **PIPES)
 
@@ -112,7 +112,7 @@ class NamespaceSshHost(SshHost):
             "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={keys / 'known_hosts'}",
         ])
 
-    async def start_worker(self, tracker, store, stderr, cwd):
+    async def start_worker(self, tracker, store, stderr, cwd, launch=Launch()):
         if self.store is None:
             await self._start_sshd(tracker, store)
         elif store != self.store:

@@ -42,7 +42,9 @@ def store(step: StepFacts | None) -> str:
         return DASH
     if step.store != "home":
         return step.store
-    return {"shared": "shared", "own": f"own ({step.step})", "copied": f"copy ({step.step})"}[step.home]
+    words = {"shared": "shared", "own": f"own ({step.step})", "copied": f"copy ({step.step})",
+             "anonymous": f"anonymous ({step.step})", "restarted": "restarted"}
+    return words.get(step.home, step.home)
 
 
 def closed_before_resume(judged: TurnJudgement) -> str:

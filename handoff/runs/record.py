@@ -52,7 +52,7 @@ class FaultRecord(msgspec.Struct, frozen=True):
 class StepRecord(msgspec.Struct):
     step: str
     host: str
-    home: str  # "shared", "own" or "copied"
+    home: str  # "shared", "own", "copied", "anonymous" (a container's volume), "restarted" (the container's as before)
     store: str  # "home", "sqlite" or "postgres"
     session_id: str | None  # the id the step was given
     lines: list[str] = []  # the worker's stdout, line by line, as it wrote it
@@ -148,6 +148,7 @@ class RunOptions(msgspec.Struct, frozen=True):
     fork_workers: bool = True
     remote_hosts: dict[str, str] = {}  # name -> ssh://user@machine:port/home (no secrets in it)
     store: str | None = None  # a PostgreSQL URL the user named, its password replaced by ***
+    engine: str = "podman"  # the container engine for container hosts
 
 
 class RunRecord(msgspec.Struct):

@@ -69,9 +69,9 @@ class ThrowawayPostgres:
     set to die with it (the kernel's parent-death signal, set after the switch to the
     service user), in its own process group: nothing of it outlives a killed run."""
 
-    def __init__(self, listen: list[str], trusted_network: str | None = None):
+    def __init__(self, listen: list[str], trusted_networks: tuple[str, ...] = ()):
         self.listen = listen
-        self.trusted_network = trusted_network  # e.g. the simulated LAN, allowed without password
+        self.trusted_networks = trusted_networks  # e.g. the simulated LAN, allowed without password
         self.user = _service_user()
         self.bin = _binaries()
         self.dir: Path | None = None
@@ -101,9 +101,9 @@ class ThrowawayPostgres:
             os.chown(self.dir, account.pw_uid, account.pw_gid)
         data = self.dir / "data"
         self._run("initdb", "-D", str(data), "--auth=trust", "-U", "postgres", "--encoding=UTF8", "--no-sync")
-        if self.trusted_network:
-            with (data / "pg_hba.conf").open("a") as hba:
-                hba.write(f"host all all {self.trusted_network} trust\n")
+        with (data / "pg_hba.conf").open("a") as hba:
+            for network in self.trusted_networks:
+                hba.write(f"host all all {network} trust\n")
         self.port = _free_port(self.listen[0])
 
     def launch(self) -> None:

@@ -19,6 +19,7 @@ import time
 import traceback
 
 from handoff.protocol import ActionFailed, Cpu, Finished, WorkerSpec, encode
+from handoff.worker import lifeline
 
 
 def _event_writer():
@@ -55,6 +56,7 @@ def _spec_line() -> bytes:
 
 
 def main() -> int:
+    lifeline.hold()  # in a container: end with the run that started it (a no-op elsewhere)
     emit = _event_writer()
     try:
         spec = WorkerSpec.from_json(_spec_line())

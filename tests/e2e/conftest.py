@@ -41,10 +41,24 @@ def handoff_processes() -> list[psutil.Process]:
             continue
         ours = str(PROJECT_ROOT) in cmdline  # this checkout's venv or runtime, not another checkout's
         if (ours and any(m in cmdline for m in ("handoff.worker", "handoff.witness", runtime))) or (
-            "/mnt/ssh/sshd_config" in cmdline
+            "/mnt/ssh/sshd_config" in cmdline and _of_this_checkout(process)
         ):
             found.append(process)
     return found
+
+
+def _of_this_checkout(process: psutil.Process) -> bool:
+    """A simulated host's process (sshd, or the `unshare` it runs under) of this checkout:
+    the host was built to keep this project visible (HANDOFF_KEEP, in the environment of
+    the `unshare` that sshd, which clears its own, runs under); another checkout's runs,
+    going on meanwhile, are theirs."""
+    try:
+        for member in (process, *process.parents()):
+            if str(PROJECT_ROOT) in member.environ().get("HANDOFF_KEEP", "").split():
+                return True
+    except psutil.Error:
+        pass
+    return False
 
 
 def dead_runtime_markers() -> list[Path]:

@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from handoff import leftovers
+from handoff.containers.engine import Engine
 from handoff.hosts import missing_capability
 
 pytestmark = pytest.mark.e2e
@@ -71,6 +72,66 @@ def test_after_sigkill_nothing_of_the_run_lives_and_clean_removes_the_rest():
     clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=60)
     assert clean.returncode == 0, clean.stderr
     assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
+
+
+def _container_runtime_started(run: subprocess.Popen, timeout: float = 180) -> None:
+    """Wait until a Copilot runtime runs inside one of the run's containers (the image may
+    be built first, once per machine)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and run.poll() is None:
+        for process in psutil.process_iter(["cmdline"]):
+            try:
+                env = process.environ()
+                if (env.get("HANDOFF_OWNER") == str(run.pid) and "HANDOFF_CONTAINER" in env
+                        and "copilot" in " ".join(process.info["cmdline"] or [])):
+                    return
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    run.kill()
+    pytest.fail(f"no runtime started in a container within {timeout:.0f} s: {run.communicate()[1][-500:]}")
+
+
+def _running_containers(owner: int) -> list[str]:
+    mark = f"handoff-{leftovers.tag(owner)}"
+    out = subprocess.run(Engine().command("ps", "--format", "{{.Names}}"), capture_output=True, text=True,
+                         env=Engine().env()).stdout
+    return [name for name in out.split() if name.startswith(mark)]
+
+
+@pytest.mark.skipif(missing_capability("container") is not None or Engine().problem() is not None,
+                    reason=str(missing_capability("container") or Engine().problem()))
+def test_after_sigkill_no_container_runs_and_clean_removes_its_volume_and_network():
+    """A container scenario killed mid-step with SIGKILL: the run's containers stop by
+    themselves (their lifeline), and what is left in the engine — the stopped container,
+    its volume, the run's network — is removed by `handoff clean`."""
+    run = _start("cross-container-volume")
+    _container_runtime_started(run)
+    assert _running_containers(run.pid)
+    run.kill()
+    run.wait(timeout=30)
+    deadline = time.monotonic() + 15
+    while (_running_containers(run.pid) or _owned_by(run.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _running_containers(run.pid) == [] and _owned_by(run.pid) == []
+    left = [leftover for leftover in leftovers.find() if leftover.owner == run.pid]
+    assert {leftover.kind for leftover in left} >= {"container", "volume", "network"}
+    clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=120)
+    assert clean.returncode == 0, clean.stderr
+    assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
+
+
+@pytest.mark.skipif(missing_capability("container") is not None or Engine().problem() is not None,
+                    reason=str(missing_capability("container") or Engine().problem()))
+def test_ctrl_c_during_a_container_step_removes_the_containers_volumes_and_network():
+    run = _start("cross-container-volume")
+    _container_runtime_started(run)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr
+    assert "Traceback" not in stderr and "Exception in callback" not in stderr
+    assert stderr.strip().endswith("error: interrupted; every worker, runtime and temporary file was removed")
+    assert [leftover for leftover in leftovers.find() + leftovers.find(of=run.pid) if leftover.owner == run.pid] == []
 
 
 @pytest.mark.parametrize("gap", [0.005, 0.02])

@@ -15,6 +15,7 @@ import psutil
 import pytest
 from typer.testing import CliRunner
 
+from handoff import leftovers
 from handoff.cli import app
 from handoff.hosts import missing_capability
 
@@ -116,7 +117,9 @@ def test_ctrl_c_mid_step_leaves_nothing_behind(names):
     assert "interrupted" in stderr and "Traceback" not in stderr
     assert [_cmdline(p) for p in handoff_processes()] == []
     assert handoff_network_leftovers() == []
-    left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith("handoff-run-")}
+    # only this run's directory counts: other checkouts' runs come and go meanwhile
+    mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag(process.pid)}-"
+    left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith(mine)}
     assert left == set()
 
 
@@ -188,10 +191,11 @@ def test_a_stored_run_reports_again_byte_for_byte_as_it_ran(tmp_path):
 @pytest.mark.e2e
 def test_keep_copies_the_runs_files_but_no_socket_and_leaves_no_run_directory(tmp_path):
     kept = tmp_path / "kept"
-    before = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("handoff-run-")}
+    mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-"  # (CliRunner runs here; other checkouts' come and go)
+    before = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith(mine)}
     result = runner.invoke(app, ["run", "same-process", "--keep", str(kept)])
     assert result.exit_code == 0, result.output
     assert (kept / "witness-evidence.jsonl").is_file() and (kept / "same-process" / "home-shared").is_dir()
     assert not (kept / "zygote.sock").exists()
-    after = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith("handoff-run-")}
+    after = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith(mine)}
     assert after == before

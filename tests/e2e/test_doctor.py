@@ -50,3 +50,24 @@ def test_a_runtime_of_another_version_breaks_the_pair(tmp_path):
     pair = next(line for line in done.stdout.splitlines() if "pinned pair" in line)
     assert pair.lstrip().startswith("FAIL")
     assert f"want SDK 1.0.25 / runtime {PINNED_RUNTIME}, found SDK 1.0.25 / runtime 1.0.99" in pair
+
+
+def test_it_reports_the_container_engine_and_the_image_and_without_podman_says_how_to_get_it(tmp_path):
+    here = doctor()
+    for label in ("container engine", "docker"):
+        assert f"  {label} " in here.stdout, label
+    if "  ok    container engine" in here.stdout:
+        assert "  worker image " in here.stdout
+    # A PATH with everything but podman: the engine is missing, with the fix; still ready.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for directory in os.environ["PATH"].split(":"):
+        for tool in (os.listdir(directory) if os.path.isdir(directory) else []):
+            if tool != "podman" and not (bin_dir / tool).exists():
+                (bin_dir / tool).symlink_to(os.path.join(directory, tool))
+    without = doctor(PATH=str(bin_dir))
+    assert without.returncode == 0, without.stdout
+    engine = without.stdout.splitlines()
+    at = next(i for i, line in enumerate(engine) if "container engine" in line)
+    assert engine[at].lstrip().startswith("--") and "`podman` is not installed" in engine[at]
+    assert "apt-get install podman runc" in engine[at + 1]

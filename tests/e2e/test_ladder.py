@@ -18,6 +18,9 @@ NAMES = list(scenario.available())
 
 @pytest.mark.parametrize("name", NAMES)
 def test_scenario_comes_out_as_expected(default_matrix, name):
+    skipped = default_matrix.scenario(name).skipped
+    if skipped:
+        pytest.skip(f"{name}: {skipped}")
     judged = [turn for turn in default_matrix.turns(name) if turn.expectations]
     assert judged, f"{name} produced no judged turn"
     for turn in judged:

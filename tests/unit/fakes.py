@@ -140,7 +140,7 @@ class FakeHost(Host):
         self.workers: list[FakeWorker] = []
         self.closed = False
 
-    async def start_worker(self, tracker, store: Path, stderr, cwd: Path) -> FakeWorker:
+    async def start_worker(self, tracker, store: Path, stderr, cwd: Path, launch=None) -> FakeWorker:
         if self.fail_to_start:
             raise RuntimeError(self.fail_to_start)
         worker = FakeWorker(self.script)

@@ -10,7 +10,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "handoff"
 ABOVE_THE_WORKER = ("handoff.coordinator", "handoff.hosts", "handoff.backends", "handoff.checker", "handoff.report",
-                    "handoff.runs", "handoff.lab", "handoff.cli", "handoff.faults", "handoff.doctor")
+                    "handoff.runs", "handoff.lab", "handoff.cli", "handoff.faults", "handoff.doctor",
+                    "handoff.containers", "handoff.export")
 
 
 def imports(path: Path) -> set[str]:

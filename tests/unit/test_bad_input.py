@@ -94,11 +94,13 @@ CASES = {
 @pytest.mark.parametrize("case", CASES, ids=list(CASES))
 def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, case):
     arguments, says = CASES[case]
-    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"{leftovers.RUN_DIR_PREFIX}*"))
+    # this process's run directories only (CliRunner runs here): other checkouts' come and go
+    mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-*"
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob(mine))
     result = CliRunner().invoke(app, arguments(tmp_path))
     assert result.exit_code == 2, result.output
     assert says in result.output
     assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
-    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"{leftovers.RUN_DIR_PREFIX}*")) == before
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob(mine)) == before
     assert leftovers.find(of=os.getpid()) == []
     assert not (tmp_path / "typo.db").exists()

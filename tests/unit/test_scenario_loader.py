@@ -90,7 +90,7 @@ STEP_ERRORS = {
     "ask without expect": (step(extra=""), "field 'expect' is missing"),
     "expect without ask": (step(actions='["resume", "tell"]'), "field 'expect' is set but the step has no 'ask'"),
     "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, refused, no-provider, got 'maybe'"),
-    "bad home": (step(extra='expect = "kept"\nhome = "cloud"'), "field 'home' must be one of shared, own, copied, got 'cloud'"),
+    "bad home": (step(extra='expect = "kept"\nhome = "cloud"'), "field 'home' must be one of shared, own, copied, anonymous, got 'cloud'"),
     "bad session": (step(extra='expect = "kept"\nsession = "any"'), "field 'session' must be one of passed, unknown"),
     "actions not a list": (step(actions='"resume"', extra=""), "field 'actions' must be list, got str"),
     "closed not a bool": (step(extra='expect = "kept"\nclosed_before_resume = "yes"'),
@@ -192,3 +192,34 @@ def test_killing_only_the_sdk_process_is_refused_on_a_simulated_host(tmp_path):
 def test_a_fault_is_checked_like_any_field(tmp_path, fault, says):
     text = HEADER + step("A", '["create", "tell"]', "") + f"\n[[steps.faults]]\n{fault}\n"
     assert says in load_error(tmp_path, text)
+
+
+CONTAINERS = '[hosts]\na = "container"\nb = "namespace"\n'
+ON_A = 'host = "a"\n'
+
+
+@pytest.mark.parametrize("steps, field, words", [
+    ('[[steps]]\nname = "A"\nhost = "b"\nhome = "anonymous"\nactions = ["create"]\n', "home",
+     "only a container has an anonymous volume"),
+    ('[[steps]]\nname = "A"\nactions = ["create"]\n[[steps]]\nname = "B"\nrestart = true\nactions = ["resume"]\n',
+     "restart", "only a container is restarted"),
+    ('[[steps]]\nname = "A"\nhost = "a"\nrestart = true\nactions = ["create"]\n', "restart",
+     "no earlier step ran a container on host 'a'"),
+    ('[[steps]]\nname = "A"\nhost = "a"\nactions = ["create"]\n'
+     '[[steps]]\nname = "B"\nhost = "a"\nrestart = true\nhome = "own"\nactions = ["resume"]\n', "home",
+     "a restarted container keeps the home it had"),
+    ('[[steps]]\nname = "A"\nhost = "a"\nhome = "copied"\nactions = ["create"]\n', "home", "a volume of the engine"),
+    ('[[steps]]\nname = "A"\nhost = "a"\nactions = ["create"]\n[[steps.faults]]\nkind = "tamper"\n', "faults",
+     "does not reach inside the engine"),
+])
+def test_what_only_a_container_host_can_do_and_what_it_cannot(tmp_path, steps, field, words):
+    message = load_error(tmp_path, HEADER + CONTAINERS + steps)
+    assert f"field '{field}'" in message and words in message
+
+
+def test_a_container_restart_and_an_anonymous_home_load(tmp_path):
+    text = HEADER + CONTAINERS + STEP_A.replace('name = "A"\n', 'name = "A"\n' + ON_A + 'home = "anonymous"\n') + \
+        step(extra='expect = "kept"\nrestart = true\n' + ON_A)
+    loaded = load(write(tmp_path, text))
+    assert [(s.host, s.home, s.restart) for s in loaded.steps] == [("a", "anonymous", False), ("a", "shared", True)]
+    assert loaded.host_kinds == {"container"}

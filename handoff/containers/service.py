@@ -1,0 +1,76 @@
+"""The container side of one run: the engine checked, the image there, a network, a lifeline.
+
+Started by the run's services (coordinator/services.py) when a scenario has a container
+host. Anything that fails here — no engine, a Docker daemon that does not answer, an image
+that cannot be built, a Python that does not match — becomes the reason those scenarios
+are skipped, with the fix; the rest of the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sys
+from pathlib import Path
+
+from handoff import leftovers
+from handoff.containers import image
+from handoff.containers.engine import NAME_PREFIX, Engine, EngineError
+from handoff.containers.lifeline import Lifeline
+from handoff.containers.network import ContainerNetwork
+from handoff.hosts.container import ContainerSetup
+from handoff.processes import ProcessTracker
+
+
+def _progress(line: str) -> None:
+    print(f"note: {line}", file=sys.stderr, flush=True)
+
+
+class RunContainers:
+    def __init__(self, engine: Engine, run_dir: Path, runtime: Path):
+        self.engine = engine
+        self.run_dir = run_dir
+        self.runtime = runtime
+        # Every container, volume and network of this run is named so (leftovers.tag(): its owner).
+        self.prefix = f"{NAME_PREFIX}{leftovers.tag()}{secrets.token_hex(1)}"
+        self.network = ContainerNetwork(engine, f"{self.prefix}-net")
+        self.lifeline = Lifeline()
+        self.setup: ContainerSetup | None = None
+        self.problem: str | None = None  # why container scenarios cannot run here
+
+    async def create_network(self, tracker: ProcessTracker, lan_problem: str | None) -> str | None:
+        """First, and quickly: the engine is asked whether it works and the network is made,
+        so that the database knows the subnet to let in. Returns the subnet."""
+        self.problem = lan_problem or await asyncio.to_thread(self.engine.problem)
+        if self.problem is None:
+            try:
+                await self.network.create(tracker)
+            except EngineError as error:
+                self.problem = f"the container network could not be made: {error}"
+        return self.network.subnet
+
+    async def start(self, tracker: ProcessTracker, gateway: str) -> None:
+        """The image (built now if this machine has never built it) and the lifeline."""
+        if self.problem is not None:
+            return
+        try:
+            recipe = image.recipe()
+            self.problem = image.python_problem(recipe)
+            if self.problem is None:
+                await image.ensure(self.engine, tracker, _progress, recipe)
+        except (image.ImageError, EngineError) as error:
+            self.problem = f"{error} (then `make containers`)"
+        if self.problem is not None:
+            return
+        lifeline = await self.lifeline.start(gateway)
+        self.setup = ContainerSetup(self.engine, recipe.tag, self.network.name, lifeline, self.runtime,
+                                    self.run_dir / "containers")
+
+    def close(self) -> None:
+        """Whatever a scenario did not remove (an interrupted one): this run's containers,
+        then its volumes, then its network. (The lifeline was let go of in the event loop.)"""
+        if self.network.subnet is None:  # nothing was made in the engine
+            return
+        for kind in ("container", "volume"):
+            self.engine.remove_sync(kind, [name for name in self.engine.names(kind) if name.startswith(self.prefix)])
+        self.network.close()

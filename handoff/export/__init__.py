@@ -1,0 +1,1 @@
+"""Exports: what a scenario becomes elsewhere (k8s.py: Kubernetes manifests)."""

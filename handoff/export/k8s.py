@@ -1,0 +1,198 @@
+"""`handoff export k8s SCENARIO`: the Kubernetes manifests a scenario maps onto.
+
+A cluster runs the same worker the container hosts run, with the coordinator's part done
+by whoever applies the manifests (a person with kubectl, or a CI job):
+
+* each **step** is a ``Job`` with one pod and no retry (a retried step would be a second
+  worker, another scenario): ``python -m handoff.worker`` reads its spec, the same
+  WorkerSpec a container gets on stdin, from a ``Secret`` mounted as a file (a Secret, not
+  a ConfigMap, because a store URL may carry a password);
+* the **session id** is fixed when the manifests are made, so the relay the coordinator
+  does between steps is the order in which the Jobs are applied: one after the other,
+  each when the previous one has completed;
+* the **home**: ``shared`` is a ``PersistentVolumeClaim`` every step mounts (it needs a
+  ReadWriteMany storage class when the pods land on different nodes), ``own`` and
+  ``anonymous`` an ``emptyDir``, which lives as long as the pod; with ``store = "postgres"`` the session files go to the
+  PostgreSQL server given with ``--store`` (a managed one, typically) and homes are empty;
+* the **witness** model is a ``Deployment`` with a ``Service``, which the workers reach by
+  its cluster name.
+
+What has no place in a static set of manifests is refused, naming the reason: a step that
+restarts a container, a copied home, an id the runtime chooses (the coordinator reads it
+from the first worker's events), fault points (the coordinator kills the worker there),
+tampering, a SQLite file store, the guard (its ids are minted with a key of the run's).
+The image is the Containerfile's ``standalone`` target, pushed to a registry the cluster
+pulls from (``--image``).
+
+Nothing here has run on a cluster; the tests check the manifests against the Kubernetes
+API schemas (the ``kubernetes-validate`` package).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import yaml
+
+from handoff.coordinator.scenario_run import new_session_id
+from handoff.coordinator.specs import worker_spec
+from handoff.errors import UserError
+from handoff.fact import Fact
+from handoff.hosts.base import Host, Launch
+from handoff.protocol import Backend
+from handoff.scenario import Scenario, Step
+
+WITNESS = "handoff-witness"
+WITNESS_PORT = 8080
+HOME = "/mnt/home"
+SPEC_DIR = "/etc/handoff"
+LABEL = "copilot-handoff"
+# What a worker and its runtime need (capacity.py: a peak of 330-500 MiB was measured).
+RESOURCES = {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
+
+
+class PodHost(Host):
+    """A pod of a cluster, as a host for the worker's spec: it has its own runtime (the
+    image's) and gets no environment of ours. The cluster starts it, never this tool."""
+
+    kind = "pod"
+    carries_environment = False
+    has_own_runtime = True
+
+    async def start_worker(self, tracker, store, stderr, cwd, launch: Launch = Launch()):
+        raise RuntimeError("a cluster's pods are started by applying the manifests, not by handoff run")
+
+    def home(self, store) -> str:
+        return HOME
+
+    def witness_url(self, url: str) -> str:
+        return f"http://{WITNESS}:{WITNESS_PORT}"
+
+
+def _refusal(scenario: Scenario) -> str | None:
+    if scenario.store == "sqlite":
+        return "its store is a SQLite file, which one machine holds; use a postgres scenario"
+    for step in scenario.steps:
+        where = f"step '{step.name}'"
+        if step.restart:
+            return f"{where} restarts a container: a Job's finished pod is not started again"
+        if step.home == "copied":
+            return f"{where} has home 'copied', which the coordinator copies between steps"
+        if step.faults or "hold" in step.actions:
+            return f"{where} has a fault, which the coordinator injects at a fault point of the worker"
+        if step.guarded:
+            return f"{where} is guarded: the coordinator mints its ids with a key it makes for each run"
+        if "create-without-id" in step.actions and any(later.session == "passed" for later in
+                                                       scenario.steps[scenario.steps.index(step) + 1:]):
+            return f"{where} lets the runtime choose the id, which the coordinator reads from its events to pass on"
+    return None
+
+
+def _name(*parts: str) -> str:
+    """An RFC 1123 label (what Kubernetes names must be): lowercase, digits, '-', at most 63."""
+    text = re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")
+    return text[:63].rstrip("-")
+
+
+def _labels(scenario: Scenario, **more: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": LABEL, f"{LABEL}/scenario": _name(scenario.name), **more}
+
+
+def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: str | None = None) -> list[dict]:
+    """The scenario's objects: the witness, the shared home if any, then per step its spec
+    and its Job, in the order they are to be applied."""
+    problem = _refusal(scenario)
+    if problem:
+        raise UserError(f"{scenario.name} cannot be exported to Kubernetes: {problem}")
+    if scenario.store == "postgres" and not store_url:
+        raise UserError(f"{scenario.name} keeps sessions in PostgreSQL: give the cluster's server with "
+                        "--store postgresql://user:password@host:5432/db")
+    objects = _witness(scenario, image)
+    if scenario.store == "home" and any(step.home == "shared" for step in scenario.steps):
+        objects.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                        "metadata": {"name": _name(scenario.name, "home"),
+                                     "labels": _labels(scenario, **{f"{LABEL}/role": "home"})},
+                        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}}})
+    session_id = scenario.session_id or new_session_id()
+    for step in scenario.steps:
+        objects += _step(scenario, step, image, fact, store_url, session_id if step.session == "passed" else new_session_id())
+    return objects
+
+
+def _step(scenario: Scenario, step: Step, image: str, fact: Fact, store_url: str | None, session_id: str) -> list[dict]:
+    job = _name(scenario.name, step.name)
+    host = PodHost(step.host)
+    spec = worker_spec(scenario.name, step, host, HOME, session_id, fact=fact, backend=Backend(), runtime_path="",
+                       witness_url=host.witness_url(""), store_url=store_url if scenario.store == "postgres" else None)
+    labels = _labels(scenario, **{f"{LABEL}/step": _name(step.name), f"{LABEL}/host": _name(step.host)})
+    shared = scenario.store == "home" and step.home == "shared"
+    home = {"persistentVolumeClaim": {"claimName": _name(scenario.name, "home")}} if shared else {"emptyDir": {}}
+    secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+              "metadata": {"name": f"{job}-spec", "labels": labels},
+              "stringData": {"spec.json": json.dumps(json.loads(spec.to_json()), indent=1)}}
+    worker = {
+        "name": "worker", "image": image,
+        "command": ["sh", "-c", f"exec python -m handoff.worker < {SPEC_DIR}/spec.json"],
+        "env": [{"name": "HOME", "value": "/mnt/user"}, {"name": "TMPDIR", "value": "/tmp"}],
+        "resources": RESOURCES,
+        "volumeMounts": [{"name": "home", "mountPath": HOME}, {"name": "user", "mountPath": "/mnt/user"},
+                         {"name": "spec", "mountPath": SPEC_DIR, "readOnly": True}],
+    }
+    pod = {"restartPolicy": "Never", "containers": [worker],
+           "volumes": [{"name": "home", **home}, {"name": "user", "emptyDir": {}},
+                       {"name": "spec", "secret": {"secretName": f"{job}-spec"}}]}
+    return [secret, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job, "labels": labels},
+                     "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": labels}, "spec": pod}}}]
+
+
+def _witness(scenario: Scenario, image: str) -> list[dict]:
+    labels = _labels(scenario, **{f"{LABEL}/role": "witness"})
+    selector = {f"{LABEL}/role": "witness", f"{LABEL}/scenario": labels[f"{LABEL}/scenario"]}
+    container = {"name": "witness", "image": image,
+                 "command": ["python", "-m", "handoff.witness", "--host", "0.0.0.0", "--port", str(WITNESS_PORT),
+                             "--evidence", "/var/log/handoff/evidence.jsonl"],
+                 "ports": [{"containerPort": WITNESS_PORT}],
+                 "volumeMounts": [{"name": "evidence", "mountPath": "/var/log/handoff"}]}
+    return [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": WITNESS, "labels": labels},
+         "spec": {"replicas": 1, "selector": {"matchLabels": selector},
+                  "template": {"metadata": {"labels": labels},
+                               "spec": {"containers": [container], "volumes": [{"name": "evidence", "emptyDir": {}}]}}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": WITNESS, "labels": labels},
+         "spec": {"selector": selector, "ports": [{"port": WITNESS_PORT, "targetPort": WITNESS_PORT}]}},
+    ]
+
+
+def render(scenario: Scenario, objects: list[dict], file: str = "FILE") -> str:
+    """The manifests as one YAML stream, headed by the commands that apply them in order."""
+    selector = f"{LABEL}/scenario={_name(scenario.name)}"
+    lines = [f"# {scenario.name}: {scenario.title}",
+             f"# Made by `handoff export k8s {scenario.name}`; not run on a cluster by this project.",
+             "# Apply the witness (and the shared home's claim) first, then each step, each after the previous",
+             "# step's Job has completed (that order is the coordinator's id relay):",
+             f"#   kubectl apply -f {file} -l {selector},{LABEL}/role=witness"]
+    if any(item["kind"] == "PersistentVolumeClaim" for item in objects):
+        lines.append(f"#   kubectl apply -f {file} -l {selector},{LABEL}/role=home")
+    for item in objects:
+        if item["kind"] == "Job":
+            step = item["metadata"]["labels"][f"{LABEL}/step"]
+            lines.append(f"#   kubectl apply -f {file} -l {selector},{LABEL}/step={step} && "
+                         f"kubectl wait --for=condition=complete --timeout=300s job/{item['metadata']['name']}")
+    lines.append("# A step's events are its pod's log: kubectl logs job/<name>.")
+    return "\n".join(lines) + "\n" + yaml.dump_all(objects, Dumper=_PlainDumper, sort_keys=False, width=120)
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """Every object written out in full: no &anchors and *aliases for repeated labels."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    """Multi-line text (a step's spec) as a readable block, not one escaped line."""
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_PlainDumper.add_representer(str, _text)

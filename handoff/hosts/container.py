@@ -1,0 +1,160 @@
+"""Container hosts: each step's worker in an OCI container of its own, on a real engine.
+
+A step placed on a container host runs ``python3.11 -m handoff.worker`` in a new container
+made from the worker image (handoff/containers/image.py), started by ``podman run`` (or
+``docker run``) attached, so the spec goes in on its stdin and the events come back on its
+stdout, as with every other host. The container has
+* its own **hostname** (``ctr-<host>-<n>``, n counting the host's containers);
+* its own **PID namespace**, the worker being its process 1;
+* its own **file system**: the image's, plus what is mounted — the step's home at
+  ``/mnt/home`` (a named volume, or an anonymous one), the host's user directory at
+  ``/mnt/user`` (kept under ``.state/hosts/``, so the runtime unpacks itself once per
+  host name), and, read-only at the paths they have here, the project's code, its venv's
+  packages and the pinned runtime (the image holds only Debian and Python);
+* its own **network**: the run's container network (handoff/containers/network.py), from
+  which it reaches the witness and PostgreSQL at the simulated LAN's gateway.
+
+Homes are engine volumes, not directories here: every step given the same home (``shared``)
+mounts the same named volume, ``own`` a new one, ``anonymous`` an anonymous volume that
+lives and dies with its container. A step with ``restart`` starts the host's previous
+container again (``start --attach --interactive``): same container, same writable layer,
+same anonymous volume, a new process tree.
+
+The `podman run` process is the one the coordinator tracks; the container's process 1 is
+the engine monitor's child, not ours, so the tracker is told how to find it (its pid file)
+and kills it with the client: a time-out or a crash fault kills the container's whole PID
+namespace in one signal, as when a container dies. A run that dies without cleaning up
+still takes its containers with it: each worker holds the run's lifeline
+(handoff/containers/lifeline.py). Containers and volumes are named for the run's owner
+and removed when the scenario ends, or by `handoff clean` after a SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from handoff import leftovers
+from handoff.containers.engine import Engine, EngineError
+from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch
+from handoff.processes import ProcessTracker
+
+HOME_INSIDE = "/mnt/home"
+USER_INSIDE = "/mnt/user"
+NAME_VARIABLE = "HANDOFF_CONTAINER"  # in the worker's environment: how its process is recognised here
+PYTHON = "python3.11"
+
+
+@dataclass(frozen=True)
+class ContainerSetup:
+    """What the container hosts of a run share, made once by the run's services."""
+
+    engine: Engine
+    image: str  # the worker image's tag
+    network: str  # the run's container network
+    lifeline: str  # address:port of the run's lifeline
+    runtime: Path  # the runtime executable, mounted at its own path
+    pid_dir: Path  # where the engine writes each container's process id
+
+
+def software_mounts(runtime: Path) -> list[tuple[Path, Path]]:
+    """What a container is given read-only from this machine: (here, there), same paths."""
+    packages = Path(sysconfig.get_paths()["purelib"])
+    return [(PROJECT_ROOT / "handoff", PROJECT_ROOT / "handoff"), (packages, packages),
+            (runtime.parent, runtime.parent)]
+
+
+class ContainerHost(Host):
+    kind = "container"
+    carries_environment = False  # a container gets only the variables it is given: secrets go in the spec
+    on_simulated_lan = True  # it reaches the run's services at the LAN gateway (routed from its own network)
+    reaches_internet = False  # not tried: this machine has no route out to test it with
+
+    def __init__(self, name: str, setup: ContainerSetup, prefix: str):
+        super().__init__(name)
+        self.setup = setup
+        self.engine = setup.engine
+        self.prefix = prefix  # handoff-<owner>...-<scenario>: every container and volume's name starts so
+        self.user_dir = USER_DIRS / f"container-{name}"
+        self.user_dir.mkdir(parents=True, exist_ok=True)
+        self._containers: list[str] = []
+        self._volumes: set[str] = set()
+
+    async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path, launch: Launch = Launch()):
+        if launch.restart:
+            if not self._containers:
+                raise RuntimeError(f"host '{self.name}': restart, but no earlier step ran a container there")
+            name = self._containers[-1]
+            argv = self.engine.command("start", "--attach", "--interactive", name)
+        else:
+            name = f"{self.prefix}-{self.name}{len(self._containers) + 1}"
+            argv = self.run_command(name, store, launch, PYTHON, "-m", "handoff.worker")
+            self._containers.append(name)
+        self.setup.pid_dir.mkdir(parents=True, exist_ok=True)
+        process = await tracker.spawn(*argv, env=self.engine.env(), stderr=stderr, **PIPES)
+        tracker.attach(process.pid, lambda: self._first_process(name))
+        return process
+
+    def run_command(self, name: str, store: Path, launch: Launch, *command: str) -> list[str]:
+        """The engine command that runs ``command`` in a new container of this host."""
+        return self.engine.command("run", *self._run_options(name, store, launch), self.setup.image, *command)
+
+    def _run_options(self, name: str, store: Path, launch: Launch) -> list[str]:
+        if launch.anonymous_home:
+            home = HOME_INSIDE
+        else:
+            volume = f"{self.prefix}-{store.name}"  # steps given the same home share its volume
+            self._volumes.add(volume)
+            home = f"{volume}:{HOME_INSIDE}"
+        env = {
+            "HOME": USER_INSIDE, "TMPDIR": "/tmp", "PYTHONPATH": f"{PROJECT_ROOT}:{sysconfig.get_paths()['purelib']}",
+            "NODE_COMPILE_CACHE": f"{USER_INSIDE}/.cache/node-compile-cache",
+            leftovers.OWNER_VARIABLE: os.environ.get(leftovers.OWNER_VARIABLE, str(os.getpid())), NAME_VARIABLE: name,
+            "HANDOFF_LIFELINE": self.setup.lifeline,
+        }
+        options = ["--name", name, "--hostname", f"ctr-{self.name}-{len(self._containers) + 1}", "--interactive",
+                   "--pull", "never", "--stop-timeout", "0", "--network", self.setup.network, "--workdir", USER_INSIDE,
+                   "--volume", home, "--volume", f"{self.user_dir}:{USER_INSIDE}"]
+        for here, there in software_mounts(self.setup.runtime):
+            options += ["--volume", f"{here}:{there}:ro"]
+        for key, value in env.items():
+            options += ["--env", f"{key}={value}"]
+        if self.engine.name == "podman":
+            options += ["--pidfile", str(self._pid_file(name))]
+        return options
+
+    def _pid_file(self, name: str) -> Path:
+        return self.setup.pid_dir / f"{name}.pid"
+
+    def _first_process(self, name: str) -> int | None:
+        """The container's process 1, as this machine numbers it, if it is running; only a
+        process that carries the container's name counts (a pid may have been reused)."""
+        pid = None
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(self._pid_file(name).read_text().strip() or 0)
+        if pid is None and self.engine.name != "podman":
+            with contextlib.suppress(EngineError, ValueError):
+                pid = int(self.engine.run_sync("inspect", "--format", "{{.State.Pid}}", name, timeout=10).strip())
+        if not pid:
+            return None
+        with contextlib.suppress(psutil.Error):
+            if psutil.Process(pid).environ().get(NAME_VARIABLE) == name:
+                return pid
+        return None
+
+    def home(self, store: Path) -> str:
+        return HOME_INSIDE
+
+    async def close(self) -> None:
+        """Remove the host's containers (with their anonymous volumes), then its volumes."""
+        containers, volumes = list(self._containers), sorted(self._volumes)
+        self._containers.clear()
+        self._volumes.clear()
+        await asyncio.to_thread(self.engine.remove_sync, "container", containers)
+        await asyncio.to_thread(self.engine.remove_sync, "volume", volumes)

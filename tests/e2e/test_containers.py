@@ -1,0 +1,142 @@
+"""Container hosts on the real engine: every step in a container of its own, the homes the
+scenarios say, nothing of a run left in the engine, and a Docker engine that is not there
+skipped with the reason. The container scenarios' verdicts are checked with every other
+scenario's (test_ladder.py), from the same run of the default matrix."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from handoff import leftovers
+from handoff.checker.verdicts import Verdict
+from handoff.containers import image
+from handoff.containers.engine import ENGINES, Engine
+from handoff.hosts import Launch, missing_capability
+from handoff.hosts.container import HOME_INSIDE, ContainerHost, ContainerSetup, software_mounts
+from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
+
+pytestmark = pytest.mark.e2e
+ENGINE_KINDS = ("container", "volume", "network")
+
+
+def ran(outcome, name: str):
+    """The steps of a container scenario of the default matrix; skipped, with the run's
+    reason, where this machine could not run it."""
+    skipped = outcome.scenario(name).skipped
+    if skipped:
+        pytest.skip(skipped)
+    return outcome.steps(name)
+
+
+def test_each_step_ran_in_a_container_of_its_own(default_matrix):
+    a, b = ran(default_matrix, "cross-container-volume").values()
+    assert (a.ready.pid, b.ready.pid) == (1, 1)  # each the first process of its own PID namespace
+    assert (a.ready.hostname, b.ready.hostname) == ("ctr-a-1", "ctr-b-1")
+    assert a.ready.address != b.ready.address
+    assert a.ready.address.startswith("10.214.") and b.ready.address.startswith("10.214.")  # the container network
+    assert a.ready.home == b.ready.home == HOME_INSIDE
+    assert b.eventlog.closed_before_resume is True
+
+
+def test_a_restart_is_the_same_container_and_a_new_container_is_not(default_matrix):
+    steps = ran(default_matrix, "container-restart-anonymous-volume")
+    assert [steps[name].ready.hostname for name in "ABC"] == ["ctr-a-1", "ctr-a-1", "ctr-a-2"]
+    kept, lost = default_matrix.asked("container-restart-anonymous-volume")
+    assert (kept.step.step, kept.verdict) == ("B", Verdict.KEPT)
+    assert (lost.step.step, lost.verdict) == ("C", Verdict.LOST) and "Session not found" in lost.reason
+
+
+def test_containers_with_nothing_shared_lose_the_session(default_matrix):
+    ran(default_matrix, "cross-container-nothing-shared")
+    [turn] = default_matrix.asked("cross-container-nothing-shared")
+    assert turn.verdict == Verdict.LOST and "Session not found" in turn.reason
+
+
+def test_containers_reach_postgresql_over_the_container_network(default_matrix):
+    a, b = ran(default_matrix, "cross-container-postgres").values()
+    assert a.ready.store and a.ready.store == b.ready.store
+    assert "127.0.0.1" not in a.ready.store  # the LAN's gateway, reached from the container network
+    [turn] = default_matrix.asked("cross-container-postgres")
+    assert turn.verdict == Verdict.KEPT
+
+
+def test_nothing_of_the_runs_is_left_in_the_engine(default_matrix, other_fact_matrix):
+    ran(default_matrix, "cross-container-volume")
+    mine = [left for left in leftovers.find(of=os.getpid()) if left.kind in ENGINE_KINDS]
+    assert mine == []
+
+
+@pytest.fixture(scope="module")
+def worker_image() -> str:
+    problem = missing_capability("container") or Engine().problem()
+    if problem:
+        pytest.skip(problem)
+    recipe = image.recipe()
+    if not image.present(Engine(), recipe):
+        pytest.skip(f"{recipe.tag} is not built (make containers)")
+    return recipe.tag
+
+
+def test_a_container_sees_its_home_and_the_software_and_nothing_else_of_this_machine(worker_image, tmp_path):
+    """A container host's own view, looked at from inside: its hostname, its process 1,
+    an empty volume as home, the project's code and packages read-only, and none of the
+    files here that are not mounted (this test's directory, the project's .state)."""
+    (tmp_path / "here-only").write_text("x")
+    (tmp_path / "pids").mkdir()
+    engine = Engine()
+    setup = ContainerSetup(engine, worker_image, "podman", "127.0.0.1:9", locate_runtime(), tmp_path / "pids")
+    prefix = f"handoff-{leftovers.tag()}{uuid.uuid4().hex[:2]}-view"
+    host = ContainerHost("v", setup, prefix)
+    packages = software_mounts(locate_runtime())[1][0]
+    look = (f"hostname; tr '\\0' ' ' </proc/1/cmdline; echo; ls -A {HOME_INSIDE} | wc -l; "
+            f"ls {tmp_path} 2>&1 | grep -c 'No such'; ls {PROJECT_ROOT}; "
+            f"test -d {packages}/copilot && echo sdk; touch {PROJECT_ROOT}/handoff/x 2>&1 | grep -c 'Read-only'")
+    try:
+        done = subprocess.run(host.run_command(f"{prefix}-v1", tmp_path / "home-shared", Launch(), "sh", "-c", look),
+                              capture_output=True, text=True, timeout=120, env=engine.env())
+    finally:
+        asyncio.run(host.close())
+    assert done.returncode == 0, done.stderr
+    hostname, first, home_entries, missing_here, *project, sdk, read_only = done.stdout.split("\n")[:-1]
+    assert hostname == "ctr-v-1"
+    assert first.startswith("sh -c ")
+    assert home_entries == "0" and missing_here == "1"
+    assert project == ["handoff", "runtime"]  # only the code and the runtime: no .state, nor of .venv more than its packages
+    assert sdk == "sdk" and read_only == "1"
+    assert [left for left in leftovers.find(of=os.getpid()) if left.kind in ENGINE_KINDS] == []
+
+
+@pytest.mark.skipif(Engine("docker").problem() is None, reason="a Docker daemon answers here: the skip path is moot")
+def test_docker_without_a_daemon_is_skipped_with_the_reason():
+    done = subprocess.run([sys.executable, "-m", "handoff", "run", "--engine", "docker", "cross-container-volume"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 4, done.stderr  # nothing judged: every scenario skipped
+    out = " ".join(done.stdout.split())
+    assert "skipped: host 'a' (container):" in out and "Docker" in out and "--engine podman" in out
+
+
+def test_an_unknown_engine_is_bad_input():
+    done = subprocess.run([sys.executable, "-m", "handoff", "run", "--engine", "lxd", "cross-container-volume"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: --engine lxd: choose one of {', '.join(ENGINES)}"
+
+
+def test_image_build_finds_the_image_built_and_names_what_is_missing(worker_image):
+    from typer.testing import CliRunner
+
+    from handoff.cli import app
+
+    runner = CliRunner()
+    built = runner.invoke(app, ["image", "build"])
+    assert built.exit_code == 0 and built.stdout.strip().endswith(worker_image)
+    assert runner.invoke(app, ["image", "tag"]).stdout.strip() == worker_image
+    if Engine("docker").problem() is not None:
+        docker = runner.invoke(app, ["image", "build", "--engine", "docker"])
+        assert docker.exit_code == 2 and "Docker daemon" in docker.output

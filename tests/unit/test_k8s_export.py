@@ -1,0 +1,106 @@
+"""`handoff export k8s`: every scenario that maps onto a cluster gives manifests the
+Kubernetes API schemas accept; the others are refused with the reason."""
+
+from __future__ import annotations
+
+import json
+
+import kubernetes_validate
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from handoff import scenario
+from handoff.cli import app
+from handoff.errors import UserError
+from handoff.export import k8s
+from handoff.fact import Fact
+from handoff.protocol import WorkerSpec
+
+STORE = "postgresql://handoff:secret@db.example:5432/handoff"
+IMAGE = "registry.example/copilot-handoff:1"
+
+
+def exportable() -> list[str]:
+    return [name for name, path in scenario.available().items() if k8s._refusal(scenario.load(path)) is None]
+
+
+def test_most_scenarios_map_onto_a_cluster():
+    names = exportable()
+    assert {"cross-container-volume", "cross-container-postgres", "cross-container-nothing-shared",
+            "cross-process", "cross-machine-postgres"} <= set(names)
+    assert "container-restart-anonymous-volume" not in names and "crash-after-turn" not in names
+
+
+@pytest.mark.parametrize("name", exportable())
+def test_the_manifests_pass_the_kubernetes_schemas(name):
+    loaded = scenario.load(scenario.available()[name])
+    text = k8s.render(loaded, k8s.manifests(loaded, IMAGE, Fact(), STORE))
+    documents = list(yaml.safe_load_all(text))
+    assert documents and all(documents)
+    for document in documents:
+        kubernetes_validate.validate(document, kubernetes_validate.latest_version(), strict=True)
+    jobs = [d for d in documents if d["kind"] == "Job"]
+    assert [j["metadata"]["labels"]["copilot-handoff/step"] for j in jobs] == [s.name.lower() for s in loaded.steps]
+
+
+def test_each_step_gets_the_worker_spec_with_the_id_passed_along():
+    loaded = scenario.load(scenario.available()["cross-container-postgres"])
+    documents = k8s.manifests(loaded, IMAGE, Fact("Champions", "customer tier"), STORE)
+    specs = [WorkerSpec.from_json(d["stringData"]["spec.json"].encode()) for d in documents if d["kind"] == "Secret"]
+    assert [spec.step for spec in specs] == ["A", "B"]
+    assert specs[0].session_id == specs[1].session_id
+    assert {spec.store for spec in specs} == {STORE} and {spec.fact_value for spec in specs} == {"Champions"}
+    assert {spec.witness_url for spec in specs} == {f"http://{k8s.WITNESS}:{k8s.WITNESS_PORT}"}
+    assert specs[0].runtime_path == ""  # the image's own runtime (COPILOT_CLI_PATH in the standalone target)
+    job = next(d for d in documents if d["kind"] == "Job")
+    assert job["spec"]["backoffLimit"] == 0 and job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+
+
+def test_a_shared_home_is_a_claim_every_step_mounts_and_own_homes_are_the_pods():
+    shared = k8s.manifests(scenario.load(scenario.available()["cross-container-volume"]), IMAGE)
+    claims = [d["metadata"]["name"] for d in shared if d["kind"] == "PersistentVolumeClaim"]
+    mounted = [v["persistentVolumeClaim"]["claimName"] for d in shared if d["kind"] == "Job"
+               for v in d["spec"]["template"]["spec"]["volumes"] if v["name"] == "home"]
+    assert claims == ["cross-container-volume-home"] and mounted == claims * 2
+    own = k8s.manifests(scenario.load(scenario.available()["cross-container-nothing-shared"]), IMAGE)
+    assert not [d for d in own if d["kind"] == "PersistentVolumeClaim"]
+
+
+@pytest.mark.parametrize("name, words", [
+    ("container-restart-anonymous-volume", "restarts a container"),
+    ("crash-after-turn", "fault point"),
+    ("tamper", "is guarded: the coordinator mints its ids"),
+    ("crash-during-write", "fault point"),
+    ("cross-machine-copied-state", "copies between steps"),
+    ("no-id", "lets the runtime choose the id"),
+])
+def test_what_needs_the_coordinator_is_refused_with_the_reason(name, words):
+    with pytest.raises(UserError, match=words):
+        k8s.manifests(scenario.load(scenario.available()[name]), IMAGE)
+
+
+def test_the_command_writes_the_file_and_names_what_is_missing(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "volume.yaml"
+    done = runner.invoke(app, ["export", "k8s", "cross-container-volume", "--image", IMAGE, "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    assert f"kubectl apply -f {out}" in out.read_text() and IMAGE in out.read_text()
+    missing = runner.invoke(app, ["export", "k8s", "cross-container-postgres"])
+    assert missing.exit_code == 2 and "--store postgresql://" in missing.output
+    unknown = runner.invoke(app, ["export", "k8s", "nope"])
+    assert unknown.exit_code == 2 and "unknown scenario 'nope'" in unknown.output
+
+
+def test_the_store_password_is_only_in_the_secrets():
+    loaded = scenario.load(scenario.available()["cross-container-postgres"])
+    documents = k8s.manifests(loaded, IMAGE, Fact(), STORE)
+    assert all("secret@" not in json.dumps(d) for d in documents if d["kind"] != "Secret")
+
+
+def test_the_schemas_do_refuse_a_wrong_manifest():
+    """The check above can fail: a field the API does not know, in strict mode, is an error."""
+    job = next(d for d in k8s.manifests(scenario.load(scenario.available()["cross-process"]), IMAGE) if d["kind"] == "Job")
+    job["spec"]["template"]["spec"]["containers"][0]["imageName"] = IMAGE  # a field no container has
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(job, kubernetes_validate.latest_version(), strict=True)
