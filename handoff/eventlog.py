@@ -28,6 +28,7 @@ class Resume:
     event_count: int | None
     already_in_use: bool | None
     closed_before: bool  # a session.shutdown since the previous start/resume
+    messages_before: int = 0  # user.message events in the log before it: the turns it had to load
 
 
 @dataclass(frozen=True)
@@ -46,15 +47,18 @@ class EventLogSummary:
 def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventLogSummary:
     resumes: list[Resume] = []
     shutdown_since_open = False
+    messages = 0
     for event in events:
         kind = event.get("type")
-        if kind == "session.shutdown":
+        if kind == "user.message":
+            messages += 1
+        elif kind == "session.shutdown":
             shutdown_since_open = True
         elif kind == "session.start":
             shutdown_since_open = False
         elif kind == "session.resume":
             data = event.get("data") or {}
-            resumes.append(Resume(data.get("eventCount"), data.get("alreadyInUse"), shutdown_since_open))
+            resumes.append(Resume(data.get("eventCount"), data.get("alreadyInUse"), shutdown_since_open, messages))
             shutdown_since_open = False
     children = Counter(e.get("parentId") for e in events if e.get("parentId"))
     return EventLogSummary(
@@ -114,4 +118,5 @@ def report(session_id: str, log: bytes | None) -> EventLog:
         resume_event_count=last.event_count if last else None,
         already_in_use=last.already_in_use if last else None,
         branch_points=summary.branch_points, unreadable_lines=summary.unreadable_lines,
+        messages_before_resume=last.messages_before if last else None,
     )

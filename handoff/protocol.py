@@ -205,6 +205,7 @@ class ActionFailed(_Event, tag="error"):
     message: str
     refused: bool = False  # the guard said no, rather than the runtime failing
     ms: int | None = None
+    turn: int | None = None  # for a turn that failed: its number in the step
 
 
 class Skipped(_Event, tag="skipped"):
@@ -234,6 +235,7 @@ class EventLog(_Event, tag="eventlog"):
     already_in_use: bool | None = None
     branch_points: int = 0
     unreadable_lines: int = 0
+    messages_before_resume: int | None = None  # user.message events the last resume had behind it
 
 
 class Cpu(msgspec.Struct, frozen=True):

@@ -37,8 +37,11 @@ A step's ``[[steps.faults]]`` tables are the faults the coordinator injects into
 (handoff/faults/kinds.py lists the kinds): ``kind``, ``at`` (before-step, mid-turn,
 after-turn, inside-write), ``turn`` (which of the step's turns), ``heal`` ("after-step",
 the default, or a number of seconds after the injection), ``target`` and the kind's own
-options. ``silent_loss = true`` declares that the step's told fact is expected to be lost
-without the app being told (a finding, shown as such).
+options. ``expect_tell`` says what the step's tells are expected to come to: ``told``
+(the app saw them succeed), ``failed-loudly`` (the app was told they failed),
+``lost-silently`` (the app saw them succeed, and a later resume of the session did not
+have them: a finding, shown as such) or ``unknown``. Left out, a tell is expected to be
+told, and an undeclared silent loss contradicts the scenario.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from handoff.checker.verdicts import EXPECTABLE
+from handoff.checker.verdicts import EXPECTABLE, TELL_EXPECTABLE
 from handoff.errors import UserError
 from handoff.faults.kinds import AFTER_STEP, AFTER_TURN, HOLD, INSIDE_WRITE, KINDS, MID_TURN
 from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS, TURNS_PER_ACTION
@@ -82,7 +85,7 @@ class FaultPlan:
     target: str | None = None
     cut: int | None = None  # tear-log: bytes cut off the end
     line: int | None = None  # corrupt-log: the line made unreadable
-    keep: float | None = None  # cut-copy: the share of events.jsonl that arrives
+    events: int | None = None  # cut-copy: how many whole events of events.jsonl arrive
 
 
 @dataclass(frozen=True)
@@ -97,9 +100,9 @@ class Step:
     reuse: bool = False  # a guarded create of an existing id continues it
     wait: float = 0.0  # seconds to wait before the step starts (to let a lease expire)
     faults: tuple[FaultPlan, ...] = ()  # what the coordinator does to this step (handoff/faults/)
-    silent_loss: bool = False  # expected: the step's told fact is lost without the app being told
+    expect_tell: str | None = None  # what the step's tells are expected to come to (TELL_EXPECTABLE)
     forked: bool | None = None  # expected event-log evidence: does the parentId chain fork?
-    expect: str | None = None  # verdict expected for the step's "ask" turn
+    expect: str | tuple[str, ...] | None = None  # verdict expected of the step's asks: one for all, or one each
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
     provider: str = "passed"  # "omitted": the runtime gets no model settings, as if the app forgot them
     restart: bool = False  # container hosts: start the host's previous container again
@@ -107,6 +110,20 @@ class Step:
     @property
     def asks(self) -> bool:
         return "ask" in self.actions or "concurrent-resume-and-ask" in self.actions
+
+    @property
+    def ask_count(self) -> int:
+        return sum(1 for action in self.actions if action in ("ask", "concurrent-resume-and-ask"))
+
+    def expected(self, index: int) -> str | None:
+        """The verdict expected of the step's ``index``-th ask (from 0)."""
+        if isinstance(self.expect, tuple):
+            return self.expect[index] if index < len(self.expect) else None
+        return self.expect
+
+    @property
+    def tells(self) -> bool:
+        return "tell" in self.actions or "concurrent-resume-and-ask" in self.actions
 
 
 @dataclass(frozen=True)
@@ -201,7 +218,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
-                         "wait", "faults", "forked", "expect", "closed_before_resume", "provider", "silent_loss",
+                         "wait", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
                          "restart"})
     actions = read.get("actions", list)
     if not actions:
@@ -223,9 +240,9 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         reuse=read.get("reuse", bool, False),
         wait=read.number("wait", 0.0, MAX_WAIT_SECONDS),
         faults=tuple(_fault(path, name, i, plan) for i, plan in enumerate(read.get("faults", list, []))),
-        silent_loss=read.get("silent_loss", bool, False),
+        expect_tell=read.get("expect_tell", str, None, TELL_EXPECTABLE),
         forked=read.get("forked", bool, None),
-        expect=read.get("expect", str, None, EXPECTABLE),
+        expect=_expect(read),
         closed_before_resume=read.get("closed_before_resume", bool, None),
         provider=read.get("provider", str, "passed", PROVIDERS),
         restart=read.get("restart", bool, False),
@@ -236,8 +253,13 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
     if step.asks and step.expect is None:
         raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")
+    if step.expect_tell is not None and not step.tells:
+        raise read.fail("expect_tell", "is set but the step has no 'tell' turn to judge")
     if step.expect is not None and not step.asks:
         raise read.fail("expect", "is set but the step has no 'ask' turn to judge")
+    if isinstance(step.expect, tuple) and len(step.expect) != step.ask_count:
+        raise read.fail("expect", f"lists {len(step.expect)} verdict(s), but the step asks {step.ask_count} time(s): "
+                                  f"give one for each ask, or one string for all")
     return step
 
 
@@ -269,6 +291,15 @@ def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
     return FaultPlan(kind=kind, at=read.get("at", str, rules.points[0], rules.points), turn=turn, heal=heal,
                      target=read.get("target", str, rules.targets[0], rules.targets) if rules.targets else None,
                      **options)
+
+
+def _expect(read: _Reader) -> str | tuple[str, ...] | None:
+    value = read.get("expect", (str, list), None)
+    if value is None or isinstance(value, str):
+        return read.get("expect", str, None, EXPECTABLE)
+    if not value or any(item not in EXPECTABLE for item in value):
+        raise read.fail("expect", f"must list verdicts among {', '.join(EXPECTABLE)}, got {value!r}")
+    return tuple(value)
 
 
 def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
@@ -377,3 +408,9 @@ def select(names: list[str], directory: Path = SCENARIO_DIR, tags: tuple[str, ..
     if not names:
         loaded = [s for s in loaded if set(s.tags) <= set(tags)]
     return sorted(loaded, key=lambda s: (s.order, s.name))
+
+
+def tagged(tag: str, directory: Path = SCENARIO_DIR) -> list[Scenario]:
+    """The scenarios that carry ``tag`` (e.g. the fault scenarios), in ladder order."""
+    return [s for s in select([], directory, (tag,)) if tag in s.tags]
+

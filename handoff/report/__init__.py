@@ -43,9 +43,11 @@ def _explained(scenario: ScenarioJudgement) -> list[str]:
     if scenario.crashed:
         lines.append(_wrapped(f"crashed: {scenario.crashed}"))
     for turn in scenario.turns:
-        if turn.kind == "ask":
+        if turn.kind in ("ask", "tell") and turn.verdict is not None:
             number = turn.turn if turn.turn is not None else cells.DASH
             lines.append(_wrapped(f"turn {number} ({turn.step.step}): {turn.verdict.value} — {turn.reason}"))
+    for recovery in scenario.recoveries:
+        lines.append(_wrapped(cells.recovery(recovery)))
     lines.append(_wrapped(f"proves: {scenario.proves}"))
     lines.append(_wrapped(f"does not prove: {scenario.does_not_prove}"))
     return lines
@@ -60,6 +62,10 @@ def summary(judgement: RunJudgement) -> str:
     held = sum(1 for turn in judged if turn.as_expected)
     text = (f"{cells.plural(len(judgement.scenarios), 'scenario')}, {cells.plural(len(judged), 'judged turn')}, "
             f"{held} as expected")
+    losses = judgement.silent_losses
+    if losses:
+        declared = sum(1 for turn in losses if turn.as_expected)
+        text += f"; {cells.plural(len(losses), 'silent loss')} ({declared} declared by their scenario)"
     contradicted = sorted({turn.scenario for turn in judgement.contradicted})
     if contradicted:
         text += f"; NOT as expected: {', '.join(contradicted)}"

@@ -106,15 +106,15 @@ def test_a_store_without_the_session_is_lost(action, message):
 
 
 @pytest.mark.parametrize("action", ["resume", "ask"])
-def test_another_error_is_unknown(action):
+def test_another_error_failed_loudly(action):
     row = asked(error(action, "connection reset by peer"), FINISHED)
-    assert row.verdict == "unknown"
+    assert row.verdict == "failed-loudly"
     assert "not a 'not found'" in row.reason
 
 
 def test_a_not_found_error_outside_opening_or_asking_is_not_a_loss():
     row = asked(error("metadata", "Session not found: x"), FINISHED)
-    assert row.verdict == "unknown"
+    assert row.verdict == "failed-loudly"
 
 
 def test_a_worker_that_crashed_before_answering_is_unknown_never_lost():
@@ -217,6 +217,6 @@ def test_a_resume_without_provider_settings_is_its_own_verdict():
     assert "does not store its provider settings" in row.reason
 
 
-def test_any_other_ask_failure_stays_unknown():
+def test_any_other_ask_failure_failed_loudly():
     row = asked(error("ask", "Execution failed: something else"), FINISHED)
-    assert (row.verdict, row.evidence) == ("unknown", "runtime error")
+    assert (row.verdict, row.evidence) == ("failed-loudly", "runtime error")

@@ -17,7 +17,7 @@ from handoff.scenario import load
 
 FIELDS = ["title", "proves", "does_not_prove", "order", "session_id", "store", "hosts", "steps", "name", "actions",
           "home", "session", "host", "principal", "guarded", "reuse", "wait", "faults", "kind", "at", "turn", "heal",
-          "target", "cut", "forked", "expect", "closed_before_resume", "provider", "silent_loss", "tags", "x"]
+          "target", "cut", "forked", "expect", "closed_before_resume", "provider", "expect_tell", "tags", "x"]
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
     | st.sampled_from(["create", "tell", "ask", "close", "resume", "hold", "kept", "namespace", "local", "../x", "kill",

@@ -89,7 +89,7 @@ STEP_ERRORS = {
     "empty actions": (step(actions="[]", extra=""), "field 'actions' is empty"),
     "ask without expect": (step(extra=""), "field 'expect' is missing"),
     "expect without ask": (step(actions='["resume", "tell"]'), "field 'expect' is set but the step has no 'ask'"),
-    "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, refused, no-provider, got 'maybe'"),
+    "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, failed-loudly, refused, no-provider, got 'maybe'"),
     "bad home": (step(extra='expect = "kept"\nhome = "cloud"'), "field 'home' must be one of shared, own, copied, anonymous, got 'cloud'"),
     "bad session": (step(extra='expect = "kept"\nsession = "any"'), "field 'session' must be one of passed, unknown"),
     "actions not a list": (step(actions='"resume"', extra=""), "field 'actions' must be list, got str"),
@@ -135,8 +135,9 @@ def test_a_turn_before_the_opening_action_is_rejected(tmp_path):
 
 
 def test_select_all_loads_every_shipped_scenario_in_order():
-    loaded = select([])
+    loaded = select([], tags=("faults",))
     assert {s.name for s in loaded} == {p.stem for p in SCENARIO_DIR.glob("*.toml")}
+    assert not any("faults" in s.tags for s in select([])), "the fault scenarios run only when asked for"
     assert len(loaded) >= 1
     assert [s.order for s in loaded] == sorted(s.order for s in loaded)
     assert all(any(step.asks for step in s.steps) for s in loaded)
