@@ -49,6 +49,8 @@ class ScenarioRun:
         self.slots = slots
         self.workdir = services.run_dir / scenario.name
         self.nemesis = Nemesis()
+        self.databases = services.databases
+        self._own_server = None  # a PostgreSQL server of the scenario's own, when its faults stop one
         witness = WitnessControl(services.witness_url) if services.witness_url else None
         self.driver = StepDriver(services.tracker, self.settings.step_timeout, self.nemesis, witness)
 
@@ -69,6 +71,8 @@ class ScenarioRun:
             (self.workdir / "crash.txt").write_text(traceback.format_exc(), encoding="utf-8")
         finally:
             await self.nemesis.close()  # no fault outlives its scenario: servers started, routes back, disks freed
+            if self._own_server is not None:
+                await asyncio.to_thread(self._own_server.stop)
             for host in hosts.values():
                 with contextlib.suppress(Exception):
                     await host.close()
@@ -81,7 +85,8 @@ class ScenarioRun:
             return
         if self.services.database_problem:
             raise RuntimeError(self.services.database_problem)
-        await asyncio.to_thread(self.services.databases.prepare, self.scenario.name, self.scenario.store)
+        self.databases, self._own_server = await self.services.own_database(self.scenario)
+        await asyncio.to_thread(self.databases.prepare, self.scenario.name, self.scenario.store)
 
     async def _steps(self, record: ScenarioRecord, hosts: dict[str, Host]) -> None:
         session_id = self.scenario.session_id or new_session_id()
@@ -97,7 +102,7 @@ class ScenarioRun:
             record.steps.append(step_record)
             faults = tuple(build(plan) for plan in step.faults)
             target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact, host=host,
-                                 database=self.services.throwaway_database, ports=self.services.ports())
+                                 database=self._own_server, ports=self.services.ports(self.databases))
             await self.driver.run(self._spec(step, host, home, step_id, faults), host, home, self.workdir, step_record,
                                   faults, target, Launch(step.home == "anonymous", step.restart))
             reported = step_record.view().reported_session_id
@@ -119,7 +124,7 @@ class ScenarioRun:
     def _spec(self, step: Step, host: Host, home: Path, session_id: str, faults: tuple[Fault, ...]):
         store_url = None
         if self.scenario.store != "home":
-            store_url = self.services.databases.url(self.scenario.name, self.scenario.store, host.on_simulated_lan)
+            store_url = self.databases.url(self.scenario.name, self.scenario.store, host.on_simulated_lan)
         return worker_spec(
             self.scenario.name, step, host, host.home(home), session_id, fact=self.settings.fact,
             backend=self.settings.backend, runtime_path=str(self.services.runtime_path),

@@ -30,6 +30,7 @@ from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
 from handoff.protocol import OPENAI_COMPATIBLE, Backend
 from handoff.scenario import CONTAINER, Scenario
+from handoff.faults.kinds import stops_the_database
 from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.stores.shared import RunDatabases
 from handoff.witness.launch import WitnessStartError, start_witness
@@ -96,20 +97,37 @@ class RunServices:
                 self.lan_problem = str(error)
 
     async def _start_database(self, scenarios: list[Scenario]) -> None:
-        if self.settings.store_url or not any(s.store == "postgres" for s in scenarios):
+        if self.settings.store_url or not any(s.store == "postgres" and not stops_the_database(s) for s in scenarios):
             return
-        lan = self.lan
-        listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
-        trusted = ([f"{lan.subnet}.0/24"] if lan else []) + ([self._container_subnet] if self._container_subnet else [])
-        self._server = ThrowawayPostgres(listen, trusted_networks=tuple(trusted))
         try:
-            await asyncio.to_thread(self._server.prepare)
-            self._server.launch()  # from the loop's thread, which lives as long as the run: the server dies with it
-            url = await asyncio.to_thread(self._server.wait_ready)
+            self._server, url = await self._launch_postgres()
         except Exception as error:
             self.database_problem = f"the throwaway PostgreSQL server did not start: {' '.join(str(error).split())}"
             return
-        self.databases = RunDatabases(self.run_dir, url, lan.gateway if lan else None, owned=True)
+        self.databases = RunDatabases(self.run_dir, url, self.lan.gateway if self.lan else None, owned=True)
+
+    async def _launch_postgres(self) -> tuple[ThrowawayPostgres, str]:
+        lan = self.lan
+        listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
+        trusted = ([f"{lan.subnet}.0/24"] if lan else []) + ([self._container_subnet] if self._container_subnet else [])
+        server = ThrowawayPostgres(listen, trusted_networks=tuple(trusted))
+        await asyncio.to_thread(server.prepare)
+        server.launch()  # from the loop's thread, which lives as long as the run: the server dies with it
+        try:
+            return server, await asyncio.to_thread(server.wait_ready)
+        except BaseException:
+            server.stop()
+            raise
+
+    async def own_database(self, scenario: Scenario) -> tuple[RunDatabases, ThrowawayPostgres | None]:
+        """The databases a scenario uses: the run's, or, for a scenario whose faults stop the
+        server, a throwaway server of its own, so that no other scenario running meanwhile
+        loses its store. (A server named with --store is never stopped: such a fault then
+        does not apply, and says so.)"""
+        if not stops_the_database(scenario) or self.settings.store_url:
+            return self.databases, None
+        server, url = await self._launch_postgres()
+        return RunDatabases(self.run_dir, url, self.lan.gateway if self.lan else None, owned=True), server
 
     async def _start_witness(self) -> None:
         listen = self.lan.gateway if self.lan else "127.0.0.1"
@@ -134,15 +152,10 @@ class RunServices:
             raise CoordinatorError(str(error)) from None
         self.zygote = zygote
 
-    @property
-    def throwaway_database(self):
-        """The run's own PostgreSQL server (a fault may stop it); None for one the user named."""
-        return self._server if self.databases.owned else None
-
-    def ports(self) -> dict[str, int]:
-        """Where the run's database and model listen, for a fault that cuts a host off."""
+    def ports(self, databases: RunDatabases) -> dict[str, int]:
+        """Where a scenario's database and the model listen, for a fault that cuts a host off."""
         found = {}
-        for name, url in (("database", self.databases.postgres_url), ("model", self.witness_url)):
+        for name, url in (("database", databases.postgres_url), ("model", self.witness_url)):
             if url and urlsplit(url).port:
                 found[name] = urlsplit(url).port
         return found

@@ -49,9 +49,14 @@ KINDS: dict[str, KindRules] = {
                                "mid-append on a file system leaves it"),
     "corrupt-log": KindRules((BEFORE_STEP,), heals=False, options={"line": (int, 1, 10**6)},
                              says="one line of events.jsonl (default: the middle one) is no longer JSON"),
-    "cut-copy": KindRules((BEFORE_STEP,), heals=False, needs="copied home", options={"keep": (float, 0.0, 1.0)},
-                          says="the copy of the session's folder stops part way: only the first part ('keep', "
-                               "default 0.5) of events.jsonl arrives"),
+    "cut-copy": KindRules((BEFORE_STEP,), heals=False, needs="copied home", options={"events": (int, 0, 10**6)},
+                          says="the copy of the session's folder stops part way: the first 'events' events of "
+                               "events.jsonl arrive whole (default: half of them), then half of the next"),
     "tamper": KindRules((BEFORE_STEP,), heals=False,
                         says="the stored fact is edited in the log, as someone with write access could"),
 }
+
+
+def stops_the_database(scenario) -> bool:
+    """Whether a scenario's faults stop its PostgreSQL server (it then gets one of its own)."""
+    return any(KINDS[plan.kind].needs == "postgres" for step in scenario.steps for plan in step.faults)

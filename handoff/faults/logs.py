@@ -132,24 +132,28 @@ def _event_type(line: bytes) -> str:
 
 @dataclass(frozen=True)
 class CutCopy(Fault):
-    """The copy of the session's folder to this step's home stopped part way: only the
-    first ``keep`` share of events.jsonl's bytes arrived (default: half)."""
+    """The copy of the session's folder to this step's home stopped part way: the first
+    ``events`` events of events.jsonl arrived whole (default: half of them), then half of
+    the next one. Counted in events rather than bytes, so the cut falls in the same event
+    whatever the fact's or the system prompt's length."""
 
     at: str = BEFORE_STEP
     turn: int = 1
-    keep: float | None = None
+    events: int | None = None
     heal_after: float | None = None
     kind = "cut-copy"
 
     @classmethod
     def from_plan(cls, plan) -> "CutCopy":
-        return cls(keep=plan.keep)
+        return cls(events=plan.events)
 
     async def inject(self, target: FaultTarget) -> str:
         log, data = _log(target, self.kind)
-        share = 0.5 if self.keep is None else self.keep
-        kept = int(len(data) * share)
-        log.write_bytes(data[:kept])
-        events = len(_lines(data))
-        whole = data[:kept].count(b"\n")
+        lines = _lines(data)
+        whole = len(lines) // 2 if self.events is None else self.events
+        if whole >= len(lines):
+            raise FaultDidNotApply(f"cut-copy: the log has {len(lines)} events, so a copy of {whole} is not cut short")
+        arrived = b"".join(line + b"\n" for line in lines[:whole]) + lines[whole][: len(lines[whole]) // 2]
+        log.write_bytes(arrived)
+        kept, events = len(arrived), len(lines)
         return f"{kept} of {len(data)} bytes of events.jsonl arrived: {whole} of {events} events whole"
