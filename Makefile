@@ -8,7 +8,7 @@ RUNTIME_STAMP := runtime/node_modules/.installed
 VENV_STAMP := $(VENV)/.installed
 SYSTEM_STAMP := .state/system-packages
 
-.PHONY: setup handoff test bench mutate clean containers
+.PHONY: setup handoff faults test bench mutate clean containers
 
 setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
 
@@ -33,6 +33,12 @@ $(RUNTIME_STAMP): runtime/package.json runtime/package-lock.json
 
 handoff: setup
 	$(BIN)/handoff run $(ARGS)
+
+# The fault scenarios (scenarios/fault-*.toml, tagged "faults"): a nemesis kills, cuts
+# off, fills or corrupts, and the checker counts silent losses. About 2 minutes (one of
+# them waits out the SDK's 60-second time-out); not part of the default ladder.
+faults: setup
+	$(BIN)/handoff run --faults $(ARGS)
 
 # The worker image of the container hosts (Containerfile), built offline from Debian's
 # packages once per machine (1-2 minutes; then a check of a second). Not part of setup:
