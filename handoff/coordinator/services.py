@@ -71,6 +71,7 @@ class RunServices:
         # their spec (on stdin), never written to the record or shown.
         self.app_key = secrets.token_hex(32)
         self._server: ThrowawayPostgres | None = None
+        self._servers: list[ThrowawayPostgres] = []  # the run's and the scenarios' own, stopped at close
         self.containers = RunContainers(Engine(settings.engine), run_dir, runtime_path)
         self._container_subnet: str | None = None
 
@@ -111,13 +112,12 @@ class RunServices:
         listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
         trusted = ([f"{lan.subnet}.0/24"] if lan else []) + ([self._container_subnet] if self._container_subnet else [])
         server = ThrowawayPostgres(listen, trusted_networks=tuple(trusted))
+        # Known before it exists: a Ctrl-C while its files are being made (in a thread that
+        # runs on) must still see it stopped and its files removed, in close().
+        self._servers.append(server)
         await asyncio.to_thread(server.prepare)
         server.launch()  # from the loop's thread, which lives as long as the run: the server dies with it
-        try:
-            return server, await asyncio.to_thread(server.wait_ready)
-        except BaseException:
-            server.stop()
-            raise
+        return server, await asyncio.to_thread(server.wait_ready)
 
     async def own_database(self, scenario: Scenario) -> tuple[RunDatabases, ThrowawayPostgres | None]:
         """The databases a scenario uses: the run's, or, for a scenario whose faults stop the
@@ -169,8 +169,8 @@ class RunServices:
         self.tracker.stop_all()
         self.containers.close()
         self.databases.close()
-        if self._server is not None:
-            self._server.stop()
+        for server in self._servers:
+            server.stop()
         if self.lan is not None:
             self.lan.close()
         self.tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us
