@@ -14,7 +14,7 @@ SYSTEM_STAMP := .state/system-packages
 RUNTIME_STAMPS := $(patsubst %/package-lock.json,%/node_modules/.installed,$(wildcard runtimes/*/package-lock.json))
 SDK_STAMPS := $(patsubst sdks/%/requirements.txt,.state/sdks/%/.installed,$(wildcard sdks/*/requirements.txt))
 
-.PHONY: setup runtimes handoff test bench mutate clean containers
+.PHONY: setup runtimes handoff faults test bench mutate clean containers
 
 setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
 
@@ -60,6 +60,12 @@ runtimes: setup $(RUNTIME_STAMPS) $(SDK_STAMPS)
 
 handoff: setup
 	$(BIN)/handoff run $(ARGS)
+
+# The fault scenarios (scenarios/fault-*.toml, tagged "faults"): a nemesis kills, cuts
+# off, fills or corrupts, and the checker counts silent losses. About 2 minutes (one of
+# them waits out the SDK's 60-second time-out); not part of the default ladder.
+faults: setup
+	$(BIN)/handoff run --faults $(ARGS)
 
 # The worker image of the container hosts (Containerfile), built offline from Debian's
 # packages once per machine (1-2 minutes; then a check of a second). Not part of setup:

@@ -18,12 +18,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import history, hosts, matrix, overhead, scale, stores, versions
+from bench import history, hosts, matrix, overhead, recovery, scale, stores, versions
 from bench.machine import command_line, describe, load
 from bench.procs import PROJECT_ROOT, Bench
 from bench.report import Section, terminal, write
 
-BENCHMARKS = ("overhead", "history", "stores", "matrix", "scale", "hosts", "versions")
+BENCHMARKS = ("overhead", "history", "stores", "matrix", "scale", "hosts", "versions", "recovery")
 QUICK_MATRIX = ["same-process", "cross-process", "crash-after-turn", "isolated-store"]
 
 PREAMBLE = """\
@@ -66,6 +66,8 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 10,50; quick 10)")
     parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 5, quick 2)")
     parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 5, quick 2)")
+    parser.add_argument("--recovery-rounds", type=int, help="recovery: runs of the healing fault scenarios (default 3, "
+                                                             "quick 1)")
     chosen = parser.parse_args(argv)
     unknown = set(chosen.only) - set(BENCHMARKS)
     if unknown:
@@ -88,6 +90,7 @@ def options(argv: list[str]) -> argparse.Namespace:
     default("scale_sizes", [10, 50], [10])
     default("host_repeats", 5, 2)
     default("version_rounds", 5, 2)
+    default("recovery_rounds", 3, 1)
     return chosen
 
 
@@ -103,6 +106,7 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "scale": lambda: scale.run(bench, chosen.scale_sizes),
         "hosts": lambda: hosts.run(bench, chosen.host_repeats),
         "versions": lambda: versions.run(bench, chosen.version_rounds, warmup=not chosen.quick),
+        "recovery": lambda: recovery.run(bench, chosen.recovery_rounds),
     }
     try:
         for name in BENCHMARKS:

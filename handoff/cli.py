@@ -91,6 +91,8 @@ def run(
     runs_dir: RunsDirOption = None,
     wide: WideOption = False,
     html_path: HtmlOption = None,
+    faults: Annotated[bool, typer.Option("--faults", help="Run the fault scenarios (a nemesis kills, cuts off, "
+                                         "fills or corrupts; README, Faults) instead of the ladder.")] = False,
 ) -> None:
     """Run scenarios and print the table of which turns kept the context.
 
@@ -109,7 +111,9 @@ def run(
     try:
         chosen_backend = backends.choose(backend, model, provider_url, api_key_env)
         the_fact = inputs.fact(fact, topic)
-        chosen = scenarios.select(names or [])
+        if faults and names:
+            raise UserError("--faults runs the fault scenarios; name scenarios without it, or give --faults alone")
+        chosen = scenarios.tagged("faults") if faults else scenarios.select(names or [])
         remote = _remote_hosts(host or [], chosen)
         if store is not None:
             inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",

@@ -32,6 +32,7 @@ class Resume:
     already_in_use: bool | None
     closed_before: bool  # a session.shutdown since the previous start/resume
     events_before: int  # events in the log before this session.resume: what there was to load
+    messages_before: int = 0  # user.message events in the log before it: the turns it had to load
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
     shutdown_since_open = False
     prompt: str | None = None
     reply: str | None = None
+    messages = 0
     for position, event in enumerate(events):
         kind = event.get("type")
         data = _data(event)
@@ -64,10 +66,11 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
             shutdown_since_open = False
         elif kind == "session.resume":
             resumes.append(Resume(_typed(data.get("eventCount"), int), _typed(data.get("alreadyInUse"), bool),
-                                  shutdown_since_open, position))
+                                  shutdown_since_open, position, messages))
             shutdown_since_open = False
         elif kind == "user.message":
             prompt, reply = _typed(data.get("content"), str), None
+            messages += 1
         elif kind == "assistant.message" and _typed(data.get("content"), str):
             reply = data["content"]
     children = Counter(e.get("parentId") for e in events if _typed(e.get("parentId"), str))
@@ -148,4 +151,5 @@ def report(session_id: str, log: bytes | None) -> EventLog:
         branch_points=summary.branch_points, unreadable_lines=summary.unreadable_lines,
         created_by=summary.created_by, events_before_resume=last.events_before if last else None,
         last_prompt=summary.last_prompt, last_reply=summary.last_reply,
+        messages_before_resume=last.messages_before if last else None,
     )

@@ -38,11 +38,13 @@ from handoff.runtime_locator import PROJECT_ROOT
 
 OWNER_VARIABLE = "HANDOFF_OWNER"
 RUN_DIR_PREFIX = "handoff-run-"
+MOUNT_PREFIX = "handoff-disk-"  # the source name of a small file system a disk-full fault mounts
 POSTGRES_DIR = PROJECT_ROOT / ".state" / "postgres"
 TAG_DIGITS = 6  # a pid in hex; Linux pids stay below 2**22 (0x400000)
 # network namespaces, and the containers, volumes and networks in an engine
 _NAMED = re.compile(rf"handoff-(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})[0-9a-f]*-")
 _LINK = re.compile(rf"h(?:br|v|p)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})")
+_MOUNT = re.compile(rf"{MOUNT_PREFIX}(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})$")
 _DIRECTORY = re.compile(rf"(?:{RUN_DIR_PREFIX}|pg-)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})-")
 
 
@@ -66,7 +68,7 @@ def alive(pid: int) -> bool:
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # "process", "container", "volume", "network", "namespace", "link", "directory"
+    kind: str  # "process", "container", "volume", "network", "namespace", "link", "mount", "directory"
     name: str  # what to show: a pid and command, a container's name, a namespace, a path
     owner: int
     engine: str = ""  # for containers, volumes and networks: the engine that holds them
@@ -149,10 +151,22 @@ def _directories(of: int | None) -> list[Leftover]:
     return found
 
 
+def _mounts(of: int | None) -> list[Leftover]:
+    found = []
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/mounts").read_text().splitlines():
+            source, point, *_ = line.split()
+            owner = _owner(_MOUNT, source)
+            if _left(owner, of):
+                found.append(Leftover("mount", point, owner))
+    return found
+
+
 def find(of: int | None = None) -> list[Leftover]:
     """Everything of owners that are gone, or with ``of`` everything of that owner that
-    is still there; processes first, since they hold the rest."""
-    return _processes(of) + _engine_objects(of) + _namespaces(of) + _links(of) + _directories(of)
+    is still there; processes first, since they hold the rest, and mounts before the
+    directories they are in."""
+    return _processes(of) + _engine_objects(of) + _namespaces(of) + _links(of) + _mounts(of) + _directories(of)
 
 
 def remove(leftovers: list[Leftover]) -> list[str]:
@@ -168,11 +182,13 @@ def remove(leftovers: list[Leftover]) -> list[str]:
                 _checked("netns", "del", leftover.name)
             elif leftover.kind == "link":
                 _checked("link", "del", leftover.name)
+            elif leftover.kind == "mount":
+                subprocess.run(["umount", "-l", leftover.name], capture_output=True, timeout=30, check=True)
             else:
                 shutil.rmtree(leftover.name)
         except ProcessLookupError:
             pass  # it ended meanwhile
-        except (OSError, RuntimeError) as error:
+        except (OSError, RuntimeError, subprocess.SubprocessError) as error:
             if Path(leftover.name).exists() or leftover.kind in ("namespace", "link", *ENGINE_KINDS):
                 failed.append(f"{leftover.kind} {leftover.name}: {error}")
     return failed

@@ -32,21 +32,33 @@ ACTIONS = {
     "close": "close (disconnect) the open session, which writes session.shutdown",
     "metadata": "get_session_metadata for the id passed along",
     "list": "list_sessions",
-    "hold": "report 'holding' (after-turn) and wait to be killed (used to simulate a crash)",
     "discover": "take the most recently active session id from the store's registry",
-    "crash-mid-append": "turn that holds inside its first append to the store, before it commits, until killed",
     "concurrent-resume-and-ask": "a second runtime resumes the open session and asks; then the first takes a turn",
+    "hold": "stop here and report 'holding' until the coordinator's faults are in (a fault at = \"hold\")",
+    "restart-runtime": "start a new runtime in this process (the old one died, or is left behind); reopen nothing",
 }
-TURN_ACTIONS = {"tell", "ask", "crash-mid-append", "concurrent-resume-and-ask"}
+TURN_ACTIONS = {"tell", "ask", "concurrent-resume-and-ask"}
 # How many turns an action takes (the concurrent one takes a turn on each runtime). The
 # worker numbers its turns 1, 2, ... within its step; the checker alone turns those into
 # numbers across the scenario, from this table.
-TURNS_PER_ACTION = {"tell": 1, "ask": 1, "crash-mid-append": 1, "concurrent-resume-and-ask": 2}
+TURNS_PER_ACTION = {"tell": 1, "ask": 1, "concurrent-resume-and-ask": 2}
 OPENING_ACTIONS = {"create", "create-without-id", "resume", "resume-most-recent"}
 
-# Where a worker stops and says ``holding`` so the coordinator can inject a fault.
-AFTER_TURN = "after-turn"
-INSIDE_WRITE = "inside-write"
+# Where a worker stops and says ``holding`` so the coordinator can inject a fault; it goes
+# on when the coordinator writes a release line to its stdin (or is killed meanwhile).
+AFTER_TURN = "after-turn"  # the step's turn N answered
+INSIDE_WRITE = "inside-write"  # inside the first append to a database store during turn N, before it commits
+HOLD = "hold"  # where the step's actions say "hold"
+HOLD_POINTS = (AFTER_TURN, INSIDE_WRITE, HOLD)
+RELEASE = b'{"release": true}\n'
+
+
+class Hold(msgspec.Struct, frozen=True):
+    """A point where the worker must stop and say ``holding``: ``point`` of turn ``turn``
+    (the step's turns counted from 1)."""
+
+    point: str
+    turn: int = 1
 
 
 def turns_in(actions: tuple[str, ...] | list[str]) -> int:
@@ -132,6 +144,7 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     # Guarded resumes by a runtime older than the session's last writer that the scenario
     # declares known-good: (last writer's version, resuming version).
     known_good: tuple[tuple[str, str], ...] = ()
+    holds: tuple[Hold, ...] = ()  # where to stop for the coordinator's faults
     # The values of the backend's secret variables, only for a worker whose environment
     # cannot carry them (one started over SSH: sshd passes no environment on). They travel
     # on the worker's stdin, never on a command line, and are never written down.
@@ -141,7 +154,9 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
         return f"WorkerSpec(scenario={self.scenario!r}, step={self.step!r}, host={self.host!r}, actions={self.actions!r})"
 
     def to_json(self) -> bytes:
-        return msgspec.json.encode(self)
+        """One line: the worker reads its spec up to the newline; later lines on its stdin
+        are releases from holds (:data:`RELEASE`)."""
+        return msgspec.json.encode(self) + b"\n"
 
     @classmethod
     def from_json(cls, data: bytes | str) -> WorkerSpec:
@@ -198,6 +213,7 @@ class ActionFailed(_Event, tag="error"):
     message: str
     refused: bool = False  # the guard said no, rather than the runtime failing
     ms: int | None = None
+    turn: int | None = None  # for a turn that failed: its number in the step
 
 
 class Skipped(_Event, tag="skipped"):
@@ -206,10 +222,11 @@ class Skipped(_Event, tag="skipped"):
 
 
 class Holding(_Event, tag="holding"):
-    """The worker waits at a fault point until the coordinator acts (it never goes on)."""
+    """The worker waits at a fault point until the coordinator releases it (or kills it)."""
 
     session_id: str | None
-    point: str  # AFTER_TURN | INSIDE_WRITE
+    point: str  # AFTER_TURN | INSIDE_WRITE | HOLD
+    turn: int = 1
     during: str | None = None
 
 
@@ -230,6 +247,7 @@ class EventLog(_Event, tag="eventlog"):
     events_before_resume: int | None = None  # events in the log when the last session.resume was written
     last_prompt: str | None = None  # the last user.message
     last_reply: str | None = None  # the last assistant.message after it, if any
+    messages_before_resume: int | None = None  # user.message events the last resume had behind it
 
 
 class Cpu(msgspec.Struct, frozen=True):

@@ -35,14 +35,21 @@ directory, the default), or a database reached through the SDK's SessionFs provi
 ``sqlite`` (a file, one machine) or ``postgres`` (a server every host can reach).
 ``provider = "omitted"`` starts the step's runtime without the model's settings (the
 provider, or the Copilot token), which a session does not store.
-``crash`` says what the coordinator kills when the step's worker reaches ``hold``:
-``process-tree`` (the worker and its runtime at once) or ``sdk-process`` (the worker only).
 ``runtime = "1.0.92"`` and ``sdk = "1.0.24"`` run a step (on host ``local``) with another
 installed runtime or SDK version (handoff/versions.py); a scenario needing one that is
 not installed is skipped with the command that installs it. At the top,
 ``turn_timeout`` is how long the SDK waits for an answer (default 60 s), and
 ``known_good = ["1.0.102 -> 1.0.92"]`` declares resumes the guard lets through although
 the resuming runtime is older than the session's last writer.
+A step's ``[[steps.faults]]`` tables are the faults the coordinator injects into it
+(handoff/faults/kinds.py lists the kinds): ``kind``, ``at`` (before-step, mid-turn,
+after-turn, inside-write), ``turn`` (which of the step's turns), ``heal`` ("after-step",
+the default, or a number of seconds after the injection), ``target`` and the kind's own
+options. ``expect_tell`` says what the step's tells are expected to come to: ``told``
+(the app saw them succeed), ``failed-loudly`` (the app was told they failed),
+``lost-silently`` (the app saw them succeed, and a later resume of the session did not
+have them: a finding, shown as such) or ``unknown``. Left out, a tell is expected to be
+told, and an undeclared silent loss contradicts the scenario.
 """
 
 from __future__ import annotations
@@ -53,27 +60,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from handoff.checker.verdicts import EXPECTABLE
+from handoff.checker.verdicts import EXPECTABLE, TELL_EXPECTABLE
 from handoff.errors import UserError
-from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS
+from handoff.faults.kinds import AFTER_STEP, AFTER_TURN, HOLD, INSIDE_WRITE, KINDS, MID_TURN
+from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS, TURNS_PER_ACTION
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 from handoff.versions import older, well_formed
 
 HOMES = ("shared", "own", "copied", "anonymous")
 HOST_KINDS = ("namespace", "ssh", "container")
 CONTAINER = "container"
-CRASHES = ("process-tree", "sdk-process")
 STORES = ("home", "sqlite", "postgres")
 LOCAL = "local"
 SESSIONS = ("passed", "unknown", "scenario")
 MAX_WAIT_SECONDS = 600.0  # a step waits for a lease to expire: seconds, not hours
 MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
 PROVIDERS = ("passed", "omitted")
+TAGS = ("faults",)  # a tagged scenario runs only when its tag is asked for (handoff run --faults)
 
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,19}")  # it becomes part of a namespace's and a hostname's name
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """One fault of a step, as the scenario file states it (handoff/faults/ does it)."""
+
+    kind: str
+    at: str
+    turn: int = 1
+    heal: float | None = None  # seconds after the injection; None: when the step ends (or never, for a kill)
+    target: str | None = None
+    cut: int | None = None  # tear-log: bytes cut off the end
+    line: int | None = None  # corrupt-log: the line made unreadable
+    events: int | None = None  # cut-copy: how many whole events of events.jsonl arrive
 
 
 @dataclass(frozen=True)
@@ -83,14 +105,14 @@ class Step:
     home: str = "shared"
     session: str = "passed"
     host: str = LOCAL
-    crash: str = "process-tree"  # what a "hold" kills: the worker and its runtime, or the worker only
     principal: str = "alice"  # who the worker acts as
     guarded: bool = False  # through the gate (owners, id rules, receipts, leases) or the raw SDK
     reuse: bool = False  # a guarded create of an existing id continues it
     wait: float = 0.0  # seconds to wait before the step starts (to let a lease expire)
-    tamper: bool = False  # before the step, the coordinator edits the stored fact in the log
+    faults: tuple[FaultPlan, ...] = ()  # what the coordinator does to this step (handoff/faults/)
+    expect_tell: str | None = None  # what the step's tells are expected to come to (TELL_EXPECTABLE)
     forked: bool | None = None  # expected event-log evidence: does the parentId chain fork?
-    expect: str | None = None  # verdict expected for the step's "ask" turn
+    expect: str | tuple[str, ...] | None = None  # verdict expected of the step's asks: one for all, or one each
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
     provider: str = "passed"  # "omitted": the runtime gets no model settings, as if the app forgot them
     restart: bool = False  # container hosts: start the host's previous container again
@@ -101,6 +123,20 @@ class Step:
     @property
     def asks(self) -> bool:
         return "ask" in self.actions or "concurrent-resume-and-ask" in self.actions
+
+    @property
+    def ask_count(self) -> int:
+        return sum(1 for action in self.actions if action in ("ask", "concurrent-resume-and-ask"))
+
+    def expected(self, index: int) -> str | None:
+        """The verdict expected of the step's ``index``-th ask (from 0)."""
+        if isinstance(self.expect, tuple):
+            return self.expect[index] if index < len(self.expect) else None
+        return self.expect
+
+    @property
+    def tells(self) -> bool:
+        return "tell" in self.actions or "concurrent-resume-and-ask" in self.actions
 
 
 @dataclass(frozen=True)
@@ -121,6 +157,7 @@ class Scenario:
     # in the wide table, the Markdown and the HTML report.
     proves_in_short: str = ""
     does_not_prove_in_short: str = ""
+    tags: tuple[str, ...] = ()  # e.g. "faults": run only when asked for (handoff run --faults)
 
     @property
     def host_kinds(self) -> set[str]:
@@ -188,9 +225,11 @@ def _container_rules(read: _Reader, step: Step, on_container: bool, earlier_on_h
     if step.home == "copied":
         raise read.fail("home", "is 'copied' on a container host, whose home is a volume of the engine, not a "
                                 "directory here; use 'shared' (a named volume in both) or 'own'")
-    if step.tamper:
-        raise read.fail("tamper", "is set on a container host: the stored log is in an engine volume the tool "
-                                  "does not edit")
+    refused = next((plan.kind for plan in step.faults if not KINDS[plan.kind].on_container), None)
+    if refused:
+        raise read.fail("faults", f"has a {refused} on a container host: the tool does not reach inside the "
+                                  f"engine's volumes, network or process tree; run that step on 'local' or a "
+                                  f"namespace host")
     if step.restart and not earlier_on_host:
         raise read.fail("restart", f"is set, but no earlier step ran a container on host '{step.host}'")
     if step.restart and "home" in read.table:
@@ -203,17 +242,15 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
-    read.reject_unknown({"name", "actions", "home", "session", "host", "crash", "principal", "guarded", "reuse",
-                         "wait", "tamper", "forked", "expect", "closed_before_resume", "provider", "restart", "runtime",
-                         "sdk", "loaded_all_events"})
+    read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
+                         "wait", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
+                         "restart", "runtime", "sdk", "loaded_all_events"})
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
     for action in actions:
         if not isinstance(action, str) or action not in ACTIONS:
             raise read.fail("actions", f"has unknown action {action!r} (known: {', '.join(ACTIONS)})")
-    if "hold" in actions and actions[-1] != "hold":
-        raise read.fail("actions", "has 'hold' before its end: a held worker is killed, so nothing after it runs")
     first_turn = next((i for i, a in enumerate(actions) if a in TURN_ACTIONS), None)
     if first_turn is not None and not any(a in OPENING_ACTIONS for a in actions[:first_turn]):
         raise read.fail("actions", f"has the turn {actions[first_turn]!r} before any create or resume")
@@ -223,14 +260,14 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         home=read.get("home", str, "shared", HOMES),
         session=read.get("session", str, "passed", SESSIONS),
         host=read.get("host", str, LOCAL, (LOCAL, *hosts)),
-        crash=read.get("crash", str, "process-tree", CRASHES),
         principal=read.text("principal", "alice", PRINCIPAL),
         guarded=read.get("guarded", bool, False),
         reuse=read.get("reuse", bool, False),
         wait=read.number("wait", 0.0, MAX_WAIT_SECONDS),
-        tamper=read.get("tamper", bool, False),
+        faults=tuple(_fault(path, name, i, plan) for i, plan in enumerate(read.get("faults", list, []))),
+        expect_tell=read.get("expect_tell", str, None, TELL_EXPECTABLE),
         forked=read.get("forked", bool, None),
-        expect=read.get("expect", str, None, EXPECTABLE),
+        expect=_expect(read),
         closed_before_resume=read.get("closed_before_resume", bool, None),
         provider=read.get("provider", str, "passed", PROVIDERS),
         restart=read.get("restart", bool, False),
@@ -238,21 +275,82 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         sdk=read.version("sdk"),
         loaded_all_events=read.get("loaded_all_events", bool, None),
     )
+    _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == CONTAINER, any(s.host == step.host for s in earlier))
     for field_name in ("runtime", "sdk"):
         if getattr(step, field_name) and step.host != LOCAL:
             raise read.fail(field_name, f"is set on host '{step.host}': other runtime and SDK versions run on host "
                                         f"'local' only")
-    if step.crash == "sdk-process" and step.host != LOCAL:
-        raise read.fail("crash", "is 'sdk-process' on a simulated host: there the worker is the host's process 1, "
-                                 "and when it dies the kernel kills its runtime too; run that step on host 'local'")
     if step.session == "scenario" and scenario_id is None:
         raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
     if step.asks and step.expect is None:
         raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")
+    if step.expect_tell is not None and not step.tells:
+        raise read.fail("expect_tell", "is set but the step has no 'tell' turn to judge")
     if step.expect is not None and not step.asks:
         raise read.fail("expect", "is set but the step has no 'ask' turn to judge")
+    if isinstance(step.expect, tuple) and len(step.expect) != step.ask_count:
+        raise read.fail("expect", f"lists {len(step.expect)} verdict(s), but the step asks {step.ask_count} time(s): "
+                                  f"give one for each ask, or one string for all")
     return step
+
+
+def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: step '{step}': faults[{index}] must be a table ([[steps.faults]])")
+    read = _Reader(path, table, f"step '{step}': faults[{index}]")
+    kind = read.get("kind", str, choices=tuple(KINDS))
+    rules = KINDS[kind]
+    read.reject_unknown({"kind", "at", "turn", "heal", *rules.options} | ({"target"} if rules.targets else set()))
+    heal = read.get("heal", (str, int, float), AFTER_STEP)
+    if isinstance(heal, str):
+        if heal != AFTER_STEP:
+            raise read.fail("heal", f"must be {AFTER_STEP!r} or a number of seconds after the injection, got {heal!r}")
+        heal = None
+    else:
+        heal = read.number("heal", 0.0, MAX_WAIT_SECONDS)
+        if not rules.heals:
+            raise read.fail("heal", f"is set, but a {kind} does not heal")
+    options = {}
+    for option, (kind_of, least, most) in rules.options.items():
+        value = read.get(option, (kind_of, int) if kind_of is float else kind_of, None)
+        if value is not None and not least <= value <= most:
+            raise read.fail(option, f"must be from {least:g} to {most:g}, got {value!r}")
+        options[option] = value
+    turn = read.get("turn", int, 1)
+    if not 1 <= turn <= 100:
+        raise read.fail("turn", f"must be a turn of the step, from 1, got {turn}")
+    return FaultPlan(kind=kind, at=read.get("at", str, rules.points[0], rules.points), turn=turn, heal=heal,
+                     target=read.get("target", str, rules.targets[0], rules.targets) if rules.targets else None,
+                     **options)
+
+
+def _expect(read: _Reader) -> str | tuple[str, ...] | None:
+    value = read.get("expect", (str, list), None)
+    if value is None or isinstance(value, str):
+        return read.get("expect", str, None, EXPECTABLE)
+    if not value or any(item not in EXPECTABLE for item in value):
+        raise read.fail("expect", f"must list verdicts among {', '.join(EXPECTABLE)}, got {value!r}")
+    return tuple(value)
+
+
+def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
+    """What a step's faults need of the step itself."""
+    turns = sum(TURNS_PER_ACTION.get(action, 0) for action in step.actions)
+    for plan in step.faults:
+        rules = KINDS[plan.kind]
+        if plan.at in (MID_TURN, AFTER_TURN, INSIDE_WRITE) and plan.turn > turns:
+            raise read.fail("faults", f"has a {plan.kind} at turn {plan.turn}, but the step takes {turns} turn(s)")
+        if plan.at == HOLD and "hold" not in step.actions:
+            raise read.fail("faults", f"has a {plan.kind} at \"hold\", but the step's actions have no \"hold\"")
+        if plan.kind == "kill" and plan.target == "app" and step.host != LOCAL:
+            raise read.fail("faults", "kills the app alone on a simulated host: there the worker is the host's process "
+                                      "1, and when it dies the kernel kills its runtime too; run that step on 'local'")
+        if rules.needs == "simulated host" and step.host == LOCAL:
+            raise read.fail("faults", f"has a {plan.kind} on a step that runs on 'local': give the step a host from "
+                                      f"[hosts] (a partition cuts a simulated host's own network)")
+        if rules.needs == "copied home" and step.home != "copied":
+            raise read.fail("faults", f"has a {plan.kind}, which needs the step's home = \"copied\"")
 
 
 def _text(path: Path) -> str:
@@ -276,7 +374,7 @@ def load(path: Path) -> Scenario:
         raise UserError(f"{path}: not valid TOML: {error}") from None
     read = _Reader(path, data)
     read.reject_unknown({"title", "order", "proves", "does_not_prove", "proves_in_short", "does_not_prove_in_short",
-                         "session_id", "hosts", "store", "steps", "turn_timeout", "known_good"})
+                         "session_id", "hosts", "store", "steps", "turn_timeout", "known_good", "tags"})
     hosts = read.get("hosts", dict, {})
     for name, kind in hosts.items():
         if name == LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
@@ -297,6 +395,14 @@ def load(path: Path) -> Scenario:
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise UserError(f"{path}: step '{duplicate}': field 'name' is used by more than one step")
+    store = read.get("store", str, "home", STORES)
+    for step in steps:
+        if any(KINDS[plan.kind].needs == "postgres" for plan in step.faults) and store != "postgres":
+            raise UserError(f"{path}: step '{step.name}': field 'faults' has a fault of the database server, "
+                            f"but the scenario's store is {store!r}: set store = \"postgres\"")
+    tags = read.get("tags", list, [])
+    if any(tag not in TAGS for tag in tags):
+        raise read.fail("tags", f"may hold {', '.join(TAGS)}, got {tags!r}")
     return Scenario(
         name=path.stem,
         title=read.get("title", str),
@@ -306,12 +412,13 @@ def load(path: Path) -> Scenario:
         order=order,
         session_id=session_id,
         hosts=hosts,
-        store=read.get("store", str, "home", STORES),
+        store=store,
         path=str(path),
         turn_timeout=_turn_timeout(read),
         known_good=_known_good(read),
         proves_in_short=_one_line(read, "proves_in_short"),
         does_not_prove_in_short=_one_line(read, "does_not_prove_in_short"),
+        tags=tuple(tags),
     )
 
 
@@ -350,8 +457,10 @@ def available(directory: Path = SCENARIO_DIR) -> dict[str, Path]:
     return {path.stem: path for path in sorted(directory.glob("*.toml"))}
 
 
-def select(names: list[str], directory: Path = SCENARIO_DIR) -> list[Scenario]:
-    """Load the named scenarios (or all, in ladder order). A name may also be a file path."""
+def select(names: list[str], directory: Path = SCENARIO_DIR, tags: tuple[str, ...] = ()) -> list[Scenario]:
+    """Load the named scenarios, or without names the ladder: every scenario whose tags
+    are among ``tags`` (untagged ones always), in ladder order. A name may also be a
+    file path."""
     known = available(directory)
     paths = []
     for name in names or list(known):
@@ -362,4 +471,13 @@ def select(names: list[str], directory: Path = SCENARIO_DIR) -> list[Scenario]:
         else:
             choices = ", ".join(known) or "(none found)"
             raise UserError(f"unknown scenario {name!r}: choose from {choices}, or give a path to a .toml file")
-    return sorted((load(p) for p in paths), key=lambda s: (s.order, s.name))
+    loaded = [load(p) for p in paths]
+    if not names:
+        loaded = [s for s in loaded if set(s.tags) <= set(tags)]
+    return sorted(loaded, key=lambda s: (s.order, s.name))
+
+
+def tagged(tag: str, directory: Path = SCENARIO_DIR) -> list[Scenario]:
+    """The scenarios that carry ``tag`` (e.g. the fault scenarios), in ladder order."""
+    return [s for s in select([], directory, (tag,)) if tag in s.tags]
+

@@ -28,6 +28,7 @@ run can be judged again by a later checker.
 from __future__ import annotations
 
 from handoff.backends import explain
+from handoff.checker.losses import mark_missing_messages, mark_silent_losses, recoveries, with_tell_expectation
 from handoff.checker.verdicts import (
     Basis,
     Expectation,
@@ -45,6 +46,8 @@ from handoff.scenario import Step
 
 # Errors that mean "the store has no such session": a clean loss, not a failure to measure.
 NOT_FOUND_MARKERS = ("session not found", "returned no sessions")
+# The worker's own refusals (a spec it cannot read, a runtime or SDK not of the asked version).
+WORKER_CHECKS = ("read-spec", "start")
 # The runtime's words when a session has no model to ask: no provider and no token.
 NO_PROVIDER_MARKERS = ("no github oauth token or copilot hmac key",)
 
@@ -66,12 +69,15 @@ def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backen
         for spec, step in zip(scenario.steps, record.steps):
             turns.extend(_step_turns(record, spec, step, first_turn, fact, backend))
             first_turn += turns_in(spec.actions)
+        expect_tell = {step.name: step.expect_tell for step in scenario.steps}
+        turns = mark_missing_messages(mark_silent_losses(turns, expect_tell), expect_tell)
         if record.crashed:
             turns.append(TurnJudgement(record.name, "scenario", None, None, verdict=Verdict.CRASHED,
                                        reason=record.crashed, evidence=Basis.NOTHING,
                                        expectations=(Expectation("verdict", "", "crashed", None),)))
     return ScenarioJudgement(record.name, scenario.title, scenario.proves, scenario.does_not_prove, record.seconds,
-                             tuple(turns), skipped=record.skipped, crashed=record.crashed)
+                             tuple(turns), skipped=record.skipped, crashed=record.crashed,
+                             recoveries=() if record.skipped else recoveries(record))
 
 
 def step_facts(step: StepRecord, view: StepEvents, spec: Step | None = None) -> StepFacts:
@@ -92,27 +98,60 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
     view = step.view()
     facts = step_facts(step, view, spec)
     judged: list[TurnJudgement] = []
+    # Each ask, answered or failed, takes the verdict expected of it by its place in the step.
+    ask_turns = sorted([t.turn for t in view.turns if t.kind == "ask"] +
+                       [f.turn for f in view.failures if f.action == "ask" and f.turn is not None and not f.refused])
     for turn in view.turns:
         records = _sent(record, step, turn.turn)
         reached = _fact_seen(records, backend.seen_on_the_wire)
         number = first_turn + turn.turn - 1
         if turn.kind == "ask":
             verdict, reason, basis = judge_answer(turn.answer, records, fact, backend.seen_on_the_wire)
-            judged.append(_judged(record.name, spec, facts, number, turn.answer, reached, verdict, reason, basis))
+            judged.append(_judged(record.name, spec, facts, number, turn.answer, reached, verdict, reason, basis,
+                                  turn.session_id, spec.expected(ask_turns.index(turn.turn))))
         else:
-            judged.append(TurnJudgement(record.name, "tell", number, facts, answer=turn.answer,
-                                        fact_reached_model=reached))
-    if spec.asks and not any(t.kind == "ask" for t in view.turns):
+            judged.append(_told(record.name, spec, facts, number, turn.answer, reached, turn.session_id))
+    for failure in view.failures:  # turns the app was told failed
+        if failure.action not in ("tell", "ask") or failure.refused or failure.turn is None:
+            continue
+        number = first_turn + failure.turn - 1
+        if failure.action == "tell":
+            judged.append(_told(record.name, spec, facts, number, None, FactSeen.NO_REQUEST, view.reported_session_id,
+                                Verdict.FAILED_LOUDLY, f"tell failed: {failure.message}", Basis.RUNTIME_ERROR))
+            continue
+        records = _sent(record, step, failure.turn)
+        # The log's last answer can be this question's only if no later turn of the step answered.
+        last = not any(t.turn > failure.turn for t in view.turns)
+        verdict, reason, basis = (last and _undelivered(facts, records, fact, backend)) or _failed(failure, backend)
+        reached = _fact_seen(records, backend.seen_on_the_wire) if basis == Basis.LOG_AND_WIRE else FactSeen.NO_REQUEST
+        judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis,
+                              view.reported_session_id, spec.expected(ask_turns.index(failure.turn))))
+    if spec.asks and not any(t.kind == "ask" for t in judged):
         records = _sent(record, step, _ask_number(spec))
         verdict, reason, basis = _undelivered(facts, records, fact, backend) or _failure(facts, step.stderr_tail,
                                                                                            backend)
         in_log = basis == Basis.LOG_AND_WIRE  # the turn happened, as the log shows; only its answer went missing
         reached = _fact_seen(records, backend.seen_on_the_wire) if in_log else FactSeen.NO_REQUEST
         number = first_turn + _ask_number(spec) - 1 if in_log else None
-        judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis))
-    if not view.turns and not spec.asks:
+        judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis,
+                              expected=spec.expected(0)))
+    elif spec.tells and not judged and not facts.finished and not facts.killed_on_purpose:
+        # the worker died in its tell, unasked, and the app never heard how it went
+        verdict, reason, basis = _failure(facts, step.stderr_tail, backend)
+        judged.append(_told(record.name, spec, facts, None, None, FactSeen.NO_REQUEST, None, verdict, reason, basis))
+    if not judged:
         judged.append(TurnJudgement(record.name, "step", None, facts))  # a step with no turn still gets its line
-    return judged
+    return sorted(judged, key=lambda t: t.turn if t.turn is not None else 10**6)
+
+
+def _told(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer: str | None, reached: FactSeen,
+          session: str | None, verdict: Verdict | None = None, reason: str = "",
+          basis: Basis | None = None) -> TurnJudgement:
+    """A tell: told when the app saw it succeed (a later resume may still find it lost,
+    handoff/checker/losses.py), failed loudly when the app was told it failed."""
+    judged = TurnJudgement(scenario, "tell", turn, step, answer=answer, fact_reached_model=reached, verdict=verdict,
+                           reason=reason, evidence=basis, session=session)
+    return with_tell_expectation(judged, spec.expect_tell)
 
 
 def _sent(record: ScenarioRecord, step: StepRecord, turn: int) -> list[bool | None]:
@@ -163,29 +202,39 @@ def _failure(step: StepFacts, stderr_tail: str, backend: Backend) -> tuple[Verdi
         if error.refused:
             return Verdict.REFUSED, f"the guard refused {error.action}: {error.message}", Basis.GUARD
     for error in step.failures:
-        message = error.message
-        explained = explain(backend, message)
-        said = f"{message} ({explained})" if explained else message
         if error.action in OPENING_ACTIONS or error.action == "ask":
-            if any(marker in message.lower() for marker in NOT_FOUND_MARKERS):
-                return Verdict.LOST, f"{error.action} failed: {said}", Basis.RUNTIME_ERROR
-            if any(marker in message.lower() for marker in NO_PROVIDER_MARKERS):
-                return Verdict.NO_PROVIDER, (f"{error.action} failed, no model was asked: the session does not store "
-                                             f"its provider settings and this runtime was given none ({said})"), \
-                    Basis.RUNTIME_ERROR
-            return Verdict.UNKNOWN, f"{error.action} failed (not a 'not found'): {said}", Basis.RUNTIME_ERROR
+            return _failed(error, backend)
     for error in step.failures:
-        return Verdict.UNKNOWN, f"{error.action} failed: {error.message}", Basis.RUNTIME_ERROR
+        if error.action in WORKER_CHECKS:  # the worker would not measure: nothing the app was told
+            return Verdict.UNKNOWN, f"{error.action} failed: {error.message}", Basis.RUNTIME_ERROR
+        return Verdict.FAILED_LOUDLY, f"{error.action} failed: {error.message}", Basis.RUNTIME_ERROR
     if step.timed_out:
         return Verdict.UNKNOWN, "worker timed out before answering", Basis.NOTHING
     if step.problems:
         return Verdict.UNKNOWN, f"the worker broke the protocol: {step.problems[0]}", Basis.NOTHING
     if not step.finished:
+        if step.killed_on_purpose:
+            kills = ", ".join(f"{f.kind} at {f.point}" for f in step.faults if f.kind.startswith("kill"))
+            return Verdict.UNKNOWN, f"the worker was killed on purpose ({kills}) before it could answer", Basis.NOTHING
         tail = f": {stderr_tail.splitlines()[-1]}" if stderr_tail.strip() else ""
         notes = "".join(f"; {note}" for note in step.notes)
         return Verdict.UNKNOWN, f"worker ended without 'finished' (exit code {step.exit_code}){tail}{notes}", \
             Basis.NOTHING
     return Verdict.UNKNOWN, "the ask turn produced no answer", Basis.NOTHING
+
+
+def _failed(error, backend: Backend) -> tuple[Verdict, str, Basis]:
+    """Verdict, reason and evidence for a failed opening or ask the app was told about."""
+    message = error.message
+    explained = explain(backend, message)
+    said = f"{message} ({explained})" if explained else message
+    if any(marker in message.lower() for marker in NOT_FOUND_MARKERS):
+        return Verdict.LOST, f"{error.action} failed: {said}", Basis.RUNTIME_ERROR
+    if any(marker in message.lower() for marker in NO_PROVIDER_MARKERS):
+        return Verdict.NO_PROVIDER, (f"{error.action} failed, no model was asked: the session does not store "
+                                     f"its provider settings and this runtime was given none ({said})"), \
+            Basis.RUNTIME_ERROR
+    return Verdict.FAILED_LOUDLY, f"{error.action} failed (not a 'not found'): {said}", Basis.RUNTIME_ERROR
 
 
 def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact,
@@ -216,10 +265,11 @@ def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact,
 
 
 def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer: str | None, reached: FactSeen,
-            verdict: Verdict, reason: str, basis: Basis) -> TurnJudgement:
+            verdict: Verdict, reason: str, basis: Basis, session: str | None = None,
+            expected: str | None = None) -> TurnJudgement:
     if step.substituted:
         verdict, reason = Verdict.UNKNOWN, f"not the versions the step asks for ({step.substituted}): {reason}"
-    expectations = [_expected_verdict(spec.expect, verdict)]
+    expectations = [_expected_verdict(expected, verdict)]
     log = step.eventlog
     if spec.forked is not None:
         forked = None if log is None else log.branch_points > 0
@@ -236,7 +286,7 @@ def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer
         reason += (f"; the resume loaded {log.resume_event_count} of the {log.events_before_resume} events "
                    f"in the log")
     return TurnJudgement(scenario, "ask", turn, step, answer=answer, fact_reached_model=reached, verdict=verdict,
-                         reason=reason, evidence=basis, expectations=tuple(expectations))
+                         reason=reason, evidence=basis, expectations=tuple(expectations), session=session)
 
 
 def _expected_verdict(wanted: str | None, got: Verdict) -> Expectation:

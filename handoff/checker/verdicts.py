@@ -21,6 +21,8 @@ class Verdict(StrEnum):
     KEPT = "kept"  # the answer names the fact, and the model was sent it
     LOST = "lost"  # both say it is absent, or the runtime said the session is not there
     UNKNOWN = "unknown"  # the evidence is missing or disagrees: no verdict can be given
+    FAILED_LOUDLY = "failed-loudly"  # the runtime told the app the action failed: honest, but nothing measured
+    LOST_SILENTLY = "lost-silently"  # a tell the app saw succeed, missing from a later resume of its session
     REFUSED = "refused"  # the guard stopped the step
     NO_PROVIDER = "no-provider"  # the session resumed, but no model was there to ask
     UNDELIVERED = "undelivered"  # the context was kept and the answer is in the log, but the app never received it
@@ -30,11 +32,14 @@ class Verdict(StrEnum):
     @property
     def judged(self) -> bool:
         """A verdict about the session, as opposed to "we could not tell"."""
-        return self not in (Verdict.UNKNOWN, Verdict.SKIPPED, Verdict.CRASHED)
+        return self not in (Verdict.UNKNOWN, Verdict.FAILED_LOUDLY, Verdict.SKIPPED, Verdict.CRASHED)
 
 
-# The verdicts a scenario file may expect.
-EXPECTABLE = tuple(v.value for v in Verdict if v not in (Verdict.SKIPPED, Verdict.CRASHED))
+# The verdicts a scenario file may expect of its questions (``expect``)...
+EXPECTABLE = tuple(v.value for v in Verdict if v not in (Verdict.SKIPPED, Verdict.CRASHED, Verdict.LOST_SILENTLY))
+# ...and of its tells (``expect_tell``): "told" is a tell the app saw succeed and nothing later contradicted.
+TOLD = "told"
+TELL_EXPECTABLE = (TOLD, Verdict.FAILED_LOUDLY.value, Verdict.LOST_SILENTLY.value, Verdict.UNKNOWN.value)
 
 
 class Basis(StrEnum):
@@ -44,6 +49,7 @@ class Basis(StrEnum):
     ANSWER_ONLY = "answer only"  # no record of the request exists (the Copilot service)
     LOG_AND_WIRE = "log + wire"  # the answer as the session's log holds it, and the record of the request
     RUNTIME_ERROR = "runtime error"
+    EVENT_LOG = "event log"  # the log a resume loaded is short of turns the app saw succeed
     GUARD = "guard"
     NOTHING = "—"
 
@@ -141,10 +147,11 @@ class TurnJudgement:
     step: StepFacts | None
     answer: str | None = None
     fact_reached_model: FactSeen = FactSeen.UNCHECKED
-    verdict: Verdict | None = None  # None for a turn nothing is judged of (a tell)
+    verdict: Verdict | None = None  # None for a tell the app saw succeed that nothing later contradicts
     reason: str = ""
     evidence: Basis | None = None
     expectations: tuple[Expectation, ...] = ()
+    session: str | None = None  # the session the turn was taken in, as the worker reported it
 
     @property
     def as_expected(self) -> bool | None:
@@ -168,6 +175,17 @@ class ScenarioJudgement:
     turns: tuple[TurnJudgement, ...]
     skipped: str | None = None
     crashed: str | None = None
+    recoveries: tuple[Recovery, ...] = ()
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """A fault that healed, and how long after its heal the session was resumed again
+    (None: no later resume succeeded)."""
+
+    kind: str
+    step: str
+    seconds: float | None
 
 
 @dataclass(frozen=True)
@@ -181,14 +199,19 @@ class RunJudgement:
         return [turn for scenario in self.scenarios for turn in scenario.turns]
 
     @property
+    def silent_losses(self) -> list[TurnJudgement]:
+        return [t for t in self.turns if t.verdict == Verdict.LOST_SILENTLY]
+
+    @property
     def contradicted(self) -> list[TurnJudgement]:
         return [t for t in self.turns if t.as_expected is False]
 
     @property
     def unjudged(self) -> list[TurnJudgement]:
-        """Turns that could not be judged (unknown, or a crashed scenario) where the
-        scenario did not expect exactly that."""
-        return [t for t in self.turns if t.verdict in (Verdict.UNKNOWN, Verdict.CRASHED) and t.as_expected is not True]
+        """Turns that could not be judged (unknown, failed loudly, or a crashed scenario)
+        where the scenario did not expect exactly that."""
+        return [t for t in self.turns if t.verdict in (Verdict.UNKNOWN, Verdict.FAILED_LOUDLY, Verdict.CRASHED)
+                and t.as_expected is not True]
 
     @property
     def judged(self) -> list[TurnJudgement]:

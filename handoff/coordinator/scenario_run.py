@@ -25,7 +25,10 @@ from handoff.coordinator.services import RunServices
 from handoff.coordinator.slots import Slots
 from handoff.coordinator.specs import worker_spec
 from handoff.coordinator.step_driver import StepDriver
-from handoff.faults import FaultTarget, faults_for
+from handoff.coordinator.nemesis import Nemesis
+from handoff.faults import Fault, FaultTarget, build
+from handoff.protocol import HOLD_POINTS, Hold
+from handoff.witness.control import WitnessControl
 from handoff.hosts import Host
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
@@ -46,7 +49,11 @@ class ScenarioRun:
         self.settings = services.settings
         self.slots = slots
         self.workdir = services.run_dir / scenario.name
-        self.driver = StepDriver(services.tracker, self.settings.step_timeout)
+        self.nemesis = Nemesis()
+        self.databases = services.databases
+        self._own_server = None  # a PostgreSQL server of the scenario's own, when its faults stop one
+        witness = WitnessControl(services.witness_url) if services.witness_url else None
+        self.driver = StepDriver(services.tracker, self.settings.step_timeout, self.nemesis, witness)
 
     async def run(self) -> ScenarioRecord:
         started = time.monotonic()
@@ -64,6 +71,9 @@ class ScenarioRun:
             record.crashed = _one_line(error)
             (self.workdir / "crash.txt").write_text(traceback.format_exc(), encoding="utf-8")
         finally:
+            await self.nemesis.close()  # no fault outlives its scenario: servers started, routes back, disks freed
+            if self._own_server is not None:
+                await asyncio.to_thread(self._own_server.stop)
             for host in hosts.values():
                 with contextlib.suppress(Exception):
                     await host.close()
@@ -76,7 +86,8 @@ class ScenarioRun:
             return
         if self.services.database_problem:
             raise RuntimeError(self.services.database_problem)
-        await asyncio.to_thread(self.services.databases.prepare, self.scenario.name, self.scenario.store)
+        self.databases, self._own_server = await self.services.own_database(self.scenario)
+        await asyncio.to_thread(self.databases.prepare, self.scenario.name, self.scenario.store)
 
     async def _steps(self, record: ScenarioRecord, hosts: dict[str, Host]) -> None:
         session_id = self.scenario.session_id or new_session_id()
@@ -90,11 +101,13 @@ class ScenarioRun:
             step_record = StepRecord(step.name, host.name, "restarted" if step.restart else step.home,
                                      self.scenario.store, step_id)
             record.steps.append(step_record)
-            target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact)
+            faults = tuple(build(plan) for plan in step.faults)
+            target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact, host=host,
+                                 database=self._own_server, ports=self.services.ports(self.databases))
             versioned, runtime_path = step_versions(step)
             launch = replace(versioned, anonymous_home=step.home == "anonymous", restart=step.restart)
-            spec = self._spec(step, host, home, step_id, runtime_path or self.services.runtime_path)
-            await self.driver.run(spec, host, home, self.workdir, step_record, faults_for(step), target, launch)
+            spec = self._spec(step, host, home, step_id, runtime_path or self.services.runtime_path, faults)
+            await self.driver.run(spec, host, home, self.workdir, step_record, faults, target, launch)
             reported = step_record.view().reported_session_id
             if step.session == "passed" and reported:
                 if not safe_id(reported):  # it is about to name directories: refuse it here
@@ -111,16 +124,18 @@ class ScenarioRun:
         finally:
             await self.slots.take(returning=True)
 
-    def _spec(self, step: Step, host: Host, home: Path, session_id: str, runtime_path: Path):
+    def _spec(self, step: Step, host: Host, home: Path, session_id: str, runtime_path: Path,
+              faults: tuple[Fault, ...]):
         store_url = None
         if self.scenario.store != "home":
-            store_url = self.services.databases.url(self.scenario.name, self.scenario.store, host.on_simulated_lan)
+            store_url = self.databases.url(self.scenario.name, self.scenario.store, host.on_simulated_lan)
         return worker_spec(
             self.scenario.name, step, host, host.home(home), session_id, fact=self.settings.fact,
             backend=self.settings.backend, runtime_path=str(runtime_path),
             witness_url=host.witness_url(self.services.witness_url), store_url=store_url,
             registry_url=self._registry_url(host), app_key=self.services.app_key if step.guarded else "",
             turn_timeout=self.scenario.turn_timeout, known_good=self.scenario.known_good,
+            holds=tuple(Hold(fault.at, fault.turn) for fault in faults if fault.at in HOLD_POINTS),
         )
 
     def _registry_url(self, host: Host) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
 from handoff.protocol import OPENAI_COMPATIBLE, Backend
 from handoff.scenario import CONTAINER, Scenario
+from handoff.faults.kinds import stops_the_database
 from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.stores.shared import RunDatabases
 from handoff.witness.launch import WitnessStartError, start_witness
@@ -74,6 +76,7 @@ class RunServices:
         # their spec (on stdin), never written to the record or shown.
         self.app_key = secrets.token_hex(32)
         self._server: ThrowawayPostgres | None = None
+        self._servers: list[ThrowawayPostgres] = []  # the run's and the scenarios' own, stopped at close
         self.containers = RunContainers(Engine(settings.engine), run_dir, runtime_path)
         self._container_subnet: str | None = None
 
@@ -100,20 +103,36 @@ class RunServices:
                 self.lan_problem = str(error)
 
     async def _start_database(self, scenarios: list[Scenario]) -> None:
-        if self.settings.store_url or not any(s.store == "postgres" for s in scenarios):
+        if self.settings.store_url or not any(s.store == "postgres" and not stops_the_database(s) for s in scenarios):
             return
-        lan = self.lan
-        listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
-        trusted = ([f"{lan.subnet}.0/24"] if lan else []) + ([self._container_subnet] if self._container_subnet else [])
-        self._server = ThrowawayPostgres(listen, trusted_networks=tuple(trusted))
         try:
-            await asyncio.to_thread(self._server.prepare)
-            self._server.launch()  # from the loop's thread, which lives as long as the run: the server dies with it
-            url = await asyncio.to_thread(self._server.wait_ready)
+            self._server, url = await self._launch_postgres()
         except Exception as error:
             self.database_problem = f"the throwaway PostgreSQL server did not start: {' '.join(str(error).split())}"
             return
-        self.databases = RunDatabases(self.run_dir, url, lan.gateway if lan else None, owned=True, tag=self.tag)
+        self.databases = RunDatabases(self.run_dir, url, self.lan.gateway if self.lan else None, owned=True, tag=self.tag)
+
+    async def _launch_postgres(self) -> tuple[ThrowawayPostgres, str]:
+        lan = self.lan
+        listen = ["127.0.0.1"] + ([lan.gateway] if lan else [])
+        trusted = ([f"{lan.subnet}.0/24"] if lan else []) + ([self._container_subnet] if self._container_subnet else [])
+        server = ThrowawayPostgres(listen, trusted_networks=tuple(trusted))
+        # Known before it exists: a Ctrl-C while its files are being made (in a thread that
+        # runs on) must still see it stopped and its files removed, in close().
+        self._servers.append(server)
+        await asyncio.to_thread(server.prepare)
+        server.launch()  # from the loop's thread, which lives as long as the run: the server dies with it
+        return server, await asyncio.to_thread(server.wait_ready)
+
+    async def own_database(self, scenario: Scenario) -> tuple[RunDatabases, ThrowawayPostgres | None]:
+        """The databases a scenario uses: the run's, or, for a scenario whose faults stop the
+        server, a throwaway server of its own, so that no other scenario running meanwhile
+        loses its store. (A server named with --store is never stopped: such a fault then
+        does not apply, and says so.)"""
+        if not stops_the_database(scenario) or self.settings.store_url:
+            return self.databases, None
+        server, url = await self._launch_postgres()
+        return RunDatabases(self.run_dir, url, self.lan.gateway if self.lan else None, owned=True, tag=self.tag), server
 
     async def _start_witness(self) -> None:
         listen = self.lan.gateway if self.lan else "127.0.0.1"
@@ -138,6 +157,14 @@ class RunServices:
             raise CoordinatorError(str(error)) from None
         self.zygote = zygote
 
+    def ports(self, databases: RunDatabases) -> dict[str, int]:
+        """Where a scenario's database and the model listen, for a fault that cuts a host off."""
+        found = {}
+        for name, url in (("database", databases.postgres_url), ("model", self.witness_url)):
+            if url and urlsplit(url).port:
+                found[name] = urlsplit(url).port
+        return found
+
     def release(self) -> None:
         """Inside the event loop, at its end: let go of the containers' lifeline."""
         self.containers.lifeline.close()
@@ -146,8 +173,8 @@ class RunServices:
         """Stop everything, whatever happened; safe to call more than once."""
         self.tracker.stop_all()
         self.containers.close()
-        if self._server is not None:
-            self._server.stop()
+        for server in self._servers:
+            server.stop()
         if self.lan is not None:
             self.lan.close()
         self.tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from handoff.fact import Fact
 from handoff.hosts import Host
-from handoff.protocol import Backend, WorkerSpec
+from handoff.protocol import Backend, Hold, WorkerSpec
 from handoff.scenario import Step
 from handoff.witness.tags import request_tags
 
@@ -13,7 +13,7 @@ from handoff.witness.tags import request_tags
 def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: str | None, *, fact: Fact,
                 backend: Backend, runtime_path: str, witness_url: str, store_url: str | None = None,
                 registry_url: str | None = None, app_key: str = "", turn_timeout: float = 60.0,
-                known_good: tuple[tuple[str, str], ...] = ()) -> WorkerSpec:
+                known_good: tuple[tuple[str, str], ...] = (), holds: tuple[Hold, ...] = ()) -> WorkerSpec:
     """What the worker of ``step`` on ``host`` is told. ``home`` is its COPILOT_HOME as seen
     on that host; ``witness_url`` the witness as seen from there; ``runtime_path`` the
     executable of the runtime version the step runs."""
@@ -24,7 +24,7 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         backend=backend, session_id=session_id,
         tags=request_tags(scenario, step.name, host.name, fact),
         store=store_url, owner=step.principal, guarded=step.guarded, reuse=step.reuse, registry=registry_url,
-        without_provider=step.provider == "omitted", app_key=app_key,
+        without_provider=step.provider == "omitted", app_key=app_key, holds=holds,
         secrets={} if host.carries_environment else backend.secret_env(),
         runtime_version=step.runtime, sdk_version=step.sdk, turn_timeout=turn_timeout, known_good=known_good,
     )

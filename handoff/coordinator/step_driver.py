@@ -2,11 +2,13 @@
 
 It starts the step's worker on its host, feeds it its spec, reads its events line by
 line until the worker's stdout ends, and keeps every line as the worker wrote it. It
-owns the step's time limit and the step's fault points: before the worker starts, and
-wherever the worker says ``holding`` (after a turn, inside a store write). Whatever
-happens, the worker and everything it started are killed and reaped before it returns,
-and what was seen is in the returned :class:`StepRecord` — a dead, silent or babbling
-worker is recorded, never lost.
+owns the step's time limit and the step's fault points, where the scenario's nemesis
+(nemesis.py) injects the step's faults: before the worker starts; while the model
+answers turn N (the witness holds that answer until the faults are in); and wherever the
+worker says ``holding`` (after turn N, inside turn N's store write), after which a worker
+still alive is released to go on. Whatever happens, the worker and everything it started
+are killed and reaped before it returns, and what was seen is in the returned
+:class:`StepRecord` — a dead, silent or babbling worker is recorded, never lost.
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import shutil
 import time
 from pathlib import Path
 
-from handoff.faults import Fault, FaultPoint, FaultTarget, inject_all
+from handoff.coordinator.nemesis import Nemesis
+from handoff.faults import AFTER_TURN, BEFORE_STEP, INSIDE_WRITE, MID_TURN, Fault, FaultTarget
 from handoff.hosts import Host, Launch
 from handoff.processes import ProcessTracker
-from handoff.protocol import Holding, ProtocolViolation, WorkerSpec, decode
-from handoff.runs.record import FaultRecord, StepRecord
+from handoff.protocol import RELEASE, Holding, ProtocolViolation, WorkerSpec, decode
+from handoff.runs.record import StepRecord
+from handoff.witness.control import WitnessControl
 
 WORKER_EXIT_GRACE_SECONDS = 5.0  # from a worker's last output to its exit, which normally takes milliseconds
 STDERR_KEPT = 2000  # characters of a worker's stderr kept in the record
@@ -42,9 +46,11 @@ def _full_disks(*places: Path) -> list[str]:
 
 
 class StepDriver:
-    def __init__(self, tracker: ProcessTracker, timeout: float):
+    def __init__(self, tracker: ProcessTracker, timeout: float, nemesis: Nemesis, witness: WitnessControl | None):
         self.tracker = tracker
         self.timeout = timeout
+        self.nemesis = nemesis
+        self.witness = witness  # holds the model's answer for a fault while it answers
 
     async def run(self, spec: WorkerSpec, host: Host, home: Path, workdir: Path, record: StepRecord,
                   faults: tuple[Fault, ...], target: FaultTarget, launch: Launch = Launch()) -> StepRecord:
@@ -52,15 +58,20 @@ class StepDriver:
         ``launch`` says how the worker is started (a container's home or restart, another
         SDK or runtime version)."""
         record.started_at = time.time()
-        await self._inject(faults, FaultPoint.BEFORE_STEP, target, record)
+        await self.nemesis.prepare(faults, target)
+        await self.nemesis.inject(faults, BEFORE_STEP, None, target, record)
+        mid_turn = [fault for fault in faults if fault.at == MID_TURN]
         stderr_path = workdir / f"worker-{spec.step}.stderr"
         with stderr_path.open("wb") as stderr:
+            for fault in mid_turn:
+                await self.witness.hold(spec.scenario, spec.step, fault.turn)
             process = await host.start_worker(self.tracker, home, stderr, workdir / "cwd", launch)
             target.process = process
+            watchers = [asyncio.create_task(self._while_answering(spec, fault, faults, target, record))
+                        for fault in mid_turn]
             try:
                 process.stdin.write(spec.to_json())
                 await process.stdin.drain()
-                process.stdin.close()
                 try:
                     await asyncio.wait_for(self._read(process, record, faults, target), self.timeout)
                 except asyncio.TimeoutError:
@@ -71,9 +82,17 @@ class StepDriver:
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(process.wait(), WORKER_EXIT_GRACE_SECONDS)
             finally:
+                for watcher in watchers:
+                    watcher.cancel()
+                with contextlib.suppress(OSError, RuntimeError):
+                    process.stdin.close()
                 self.tracker.kill_tree(process.pid)
                 record.exit_code = await process.wait()
                 self.tracker.forget(process.pid)
+                for fault in mid_turn:  # no answer stays held after its step
+                    with contextlib.suppress(OSError):
+                        await self.witness.release(spec.scenario, spec.step, fault.turn)
+        await self.nemesis.step_ended(record)
         record.stderr_tail = stderr_path.read_text(errors="replace")[-STDERR_KEPT:]
         record.notes.extend(_full_disks(workdir, home))
         record.ended_at = time.time()
@@ -87,10 +106,19 @@ class StepDriver:
                 event = decode(line)
             except ProtocolViolation:
                 continue  # kept as it came; the checker reports it as this step's protocol error
-            if isinstance(event, Holding) and event.point in FaultPoint.__members__.values():
-                await self._inject(faults, FaultPoint(event.point), target, record)
+            if isinstance(event, Holding):
+                turn = event.turn if event.point in (AFTER_TURN, INSIDE_WRITE) else None  # "hold" is a place, not a turn
+                await self.nemesis.inject(faults, event.point, turn, target, record)
+                if process.returncode is None:  # a worker that was not killed goes on
+                    with contextlib.suppress(OSError, RuntimeError):
+                        process.stdin.write(RELEASE)
+                        await process.stdin.drain()
 
-    @staticmethod
-    async def _inject(faults: tuple[Fault, ...], point: FaultPoint, target: FaultTarget, record: StepRecord) -> None:
-        for fault, at, detail in await inject_all(faults, point, target):
-            record.faults.append(FaultRecord(fault.kind, point.value, at, detail=detail))
+    async def _while_answering(self, spec: WorkerSpec, fault: Fault, faults: tuple[Fault, ...], target: FaultTarget,
+                               record: StepRecord) -> None:
+        """Once the turn's request has reached the model (its answer held), inject the
+        turn's mid-turn faults, then let the answer go."""
+        if not await self.witness.held(spec.scenario, spec.step, fault.turn, self.timeout):
+            return
+        await self.nemesis.inject(faults, MID_TURN, fault.turn, target, record)
+        await self.witness.release(spec.scenario, spec.step, fault.turn)

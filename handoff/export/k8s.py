@@ -81,8 +81,8 @@ def _refusal(scenario: Scenario) -> str | None:
             return f"{where} restarts a container: a Job's finished pod is not started again"
         if step.home == "copied":
             return f"{where} has home 'copied', which the coordinator copies between steps"
-        if step.tamper or {"hold", "crash-mid-append"} & set(step.actions):
-            return f"{where} has a fault point, where the coordinator acts on a running worker"
+        if step.faults or "hold" in step.actions:
+            return f"{where} has a fault, which the coordinator injects at a fault point of the worker"
         if step.guarded:
             return f"{where} is guarded: the coordinator mints its ids with a key it makes for each run"
         other = [f"{kind} {version}" for kind, version, default in (

@@ -1,176 +1,78 @@
-"""Faults: what the step driver does to a step at its named fault points.
+"""Faults as data: what the step driver does to a step, where, and when it heals (the nemesis).
 
-A fault is a small object with a ``kind``, the ``point`` where it strikes, and
-``inject`` (and, for faults that end, ``heal``). The step driver
-(handoff/coordinator/step_driver.py) calls them at its fault points and records every
-injection with its time in the run record; a fault that could not do what it says
-raises :class:`FaultDidNotApply`, which ends the scenario as *crashed* — a fault that
-did not happen must never pass as if it had.
+A scenario states its faults (``[[steps.faults]]``, checked against kinds.py); here each
+kind is one small class with ``inject`` and, for faults that end, ``heal``. The step
+driver (handoff/coordinator/step_driver.py) injects them at its fault points — before the
+step, while the model answers turn N, after turn N, inside turn N's write to the store —
+and heals them after their delay or when the step ends; whatever is still unhealed when a
+scenario ends (also on a crash or an interrupt) is healed then. Every injection and heal
+is recorded with its time in the run record.
 
-The points:
-
-* ``before-step`` — before the step's worker starts (edit the stored log);
-* ``after-turn`` — the worker answered a turn and now waits, holding (a crash);
-* ``inside-write`` — the worker holds inside an append to the store, before it commits.
-
-Which faults a step gets is scenario data (:func:`faults_for`).
+A fault that could not do what it says raises :class:`FaultDidNotApply`, which ends the
+scenario as *crashed*: a fault that did not happen must never pass as if it had.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from enum import StrEnum
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
-
-from handoff import runtime_markers
 from handoff.fact import Fact
+from handoff.faults.kinds import AFTER_TURN, BEFORE_STEP, INSIDE_WRITE, MID_TURN
 from handoff.processes import ProcessTracker
-from handoff.protocol import AFTER_TURN, INSIDE_WRITE
-from handoff.scenario import Step
-from handoff.stores import session_state
 
-RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
 TAMPERED_VALUE = "Tampered Value"
 
 
-class FaultPoint(StrEnum):
-    BEFORE_STEP = "before-step"
-    AFTER_TURN = AFTER_TURN
-    INSIDE_WRITE = INSIDE_WRITE
-
-
 class FaultDidNotApply(Exception):
-    """The fault could not do what it says (nothing to kill, nothing to edit)."""
+    """The fault could not do what it says (nothing to kill, nothing to edit, no server)."""
 
 
 @dataclass
 class FaultTarget:
-    """What a fault may act on: the step's worker (once it runs), its home and session."""
+    """What a step's faults may act on."""
 
     tracker: ProcessTracker
-    home: Path
+    home: Path  # the step's home on this machine
     session_id: str | None
     fact: Fact
+    host: Any = None  # the step's Host
+    database: Any = None  # the run's throwaway PostgreSQL (ThrowawayPostgres), when it has one
+    ports: dict[str, int] = field(default_factory=dict)  # "database", "model": where the host reaches them
     process: Any = None  # the worker's process (pid, wait()), from its start on
 
 
 class Fault(ABC):
     kind: str
-    point: FaultPoint
+    at: str
+    turn: int
+    heal_after: float | None  # seconds after the injection; None: when the step ends
+
+    async def prepare(self, target: FaultTarget) -> None:
+        """Set up what the fault needs before the step's worker starts (most need nothing)."""
 
     @abstractmethod
     async def inject(self, target: FaultTarget) -> str:
         """Do it; returns a few words on what was done, for the run record."""
 
-    async def heal(self, target: FaultTarget) -> None:
-        """Undo it, for faults that end (none of the kinds here)."""
+    async def heal(self, target: FaultTarget) -> str | None:
+        """Undo it; returns what was done, or None for a fault that does not heal."""
+        return None
 
 
-@dataclass(frozen=True)
-class Kill(Fault):
-    """SIGKILL the worker where it holds. ``process-tree``: the worker and its runtime in
-    one signal, as when a machine or container dies. ``sdk-process``: only the worker
-    (the app holding the SDK client); its runtime sees its pipe close and is left to end
-    by itself, which is what makes the difference worth measuring."""
+def build(plan) -> Fault:
+    """The fault a scenario's plan (handoff.scenario.FaultPlan) asks for."""
+    from handoff.faults.logs import CorruptLog, CutCopy, Tamper, TearLog
+    from handoff.faults.machines import DiskFull, Partition, StoreOutage
+    from handoff.faults.processes import Kill, KillRuntime
 
-    point: FaultPoint
-    scope: str = "process-tree"
-    kind = "kill"
-
-    async def inject(self, target: FaultTarget) -> str:
-        process = target.process
-        if process is None:
-            raise FaultDidNotApply("kill: the step has no worker to kill")
-        if self.scope == "sdk-process":
-            # Its runtime outlives it, out of the tree: note its in-use markers now, in case
-            # it does not end by itself and the group kill below is what ends it.
-            markers = runtime_markers.held_by(_descendants(process.pid))
-            try:
-                os.kill(process.pid, signal.SIGKILL)
-                await target.tracker.wait_group_gone(process.pid, RUNTIME_EXIT_TIMEOUT)
-                target.tracker.kill_tree(process.pid)
-            finally:
-                runtime_markers.remove(markers)
-        else:
-            target.tracker.kill_tree(process.pid)  # (it removes the killed runtimes' in-use markers too)
-        await process.wait()
-        return f"SIGKILL to the {'worker only' if self.scope == 'sdk-process' else 'worker and its runtime'}"
+    kinds = {"kill": Kill, "kill-runtime": KillRuntime, "store-outage": StoreOutage, "partition": Partition,
+             "disk-full": DiskFull, "tear-log": TearLog, "corrupt-log": CorruptLog, "cut-copy": CutCopy,
+             "tamper": Tamper}
+    return kinds[plan.kind].from_plan(plan)
 
 
-@dataclass(frozen=True)
-class Tamper(Fault):
-    """Edit the stored log as someone with write access to the store could: wherever an
-    event states the fact, it now states another value. Events are parsed and written
-    back as JSON, so quotes and backslashes in the value are handled as the runtime
-    wrote them; an edit that finds nothing to change fails loudly."""
-
-    point: FaultPoint = FaultPoint.BEFORE_STEP
-    kind = "tamper"
-
-    async def inject(self, target: FaultTarget) -> str:
-        log = session_state(target.home, target.session_id or "") / "events.jsonl"
-        if not log.is_file():
-            raise FaultDidNotApply(f"tamper: there is no event log for session {target.session_id!r} to edit")
-        stated = target.fact.stated_text
-        replacement = Fact(TAMPERED_VALUE, target.fact.topic).stated_text
-        edited, lines = 0, log.read_bytes().split(b"\n")
-        for index, line in enumerate(lines):
-            if not line.strip():
-                continue
-            event = json.loads(line)
-            changed = _replaced(event, stated, replacement)
-            if changed != event:
-                lines[index] = json.dumps(changed, ensure_ascii=False, separators=(",", ":")).encode()
-                edited += 1
-        if not edited:
-            raise FaultDidNotApply(f"tamper: no event in the log states the fact ({stated!r}): nothing was changed")
-        log.write_bytes(b"\n".join(lines))
-        return f"{edited} event(s) now state {TAMPERED_VALUE!r}"
-
-
-def _descendants(pid: int) -> list[psutil.Process]:
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.Error:
-        return []
-
-
-def _replaced(value: Any, old: str, new: str) -> Any:
-    """``value`` (parsed JSON) with ``old`` replaced by ``new`` in every string in it."""
-    if isinstance(value, str):
-        return value.replace(old, new)
-    if isinstance(value, list):
-        return [_replaced(item, old, new) for item in value]
-    if isinstance(value, dict):
-        return {key: _replaced(item, old, new) for key, item in value.items()}
-    return value
-
-
-def faults_for(step: Step) -> tuple[Fault, ...]:
-    """The faults a scenario step asks for."""
-    faults: list[Fault] = []
-    if step.tamper:
-        faults.append(Tamper())
-    if "hold" in step.actions:
-        faults.append(Kill(FaultPoint.AFTER_TURN, step.crash))
-    if "crash-mid-append" in step.actions:
-        faults.append(Kill(FaultPoint.INSIDE_WRITE, step.crash))
-    return tuple(faults)
-
-
-async def inject_all(faults: tuple[Fault, ...], point: FaultPoint, target: FaultTarget) -> list[tuple[Fault, float, str]]:
-    """Inject every fault of ``point``, in order: (fault, when, what it did) for each."""
-    done = []
-    for fault in faults:
-        if fault.point == point:
-            at = time.time()
-            done.append((fault, at, await fault.inject(target)))
-    return done
+__all__ = ["AFTER_TURN", "BEFORE_STEP", "INSIDE_WRITE", "MID_TURN", "TAMPERED_VALUE", "Fault", "FaultDidNotApply",
+           "FaultTarget", "build"]

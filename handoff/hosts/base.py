@@ -85,6 +85,8 @@ class Host(ABC):
     on_simulated_lan = False  # True: it reaches the run's services at the LAN gateway, not on loopback
     reaches_internet = True  # False: a simulated host has no route out
     has_own_runtime = False  # True: it runs the runtime installed on its own machine, not ours
+    netns: str | None = None  # its network namespace, for a simulated host (a partition cuts it there)
+    lan_gateway: str | None = None  # where it reaches the run's services, on the simulated LAN
 
     def __init__(self, name: str):
         self.name = name

@@ -91,6 +91,7 @@ class NamespaceHost(Host):
         self.user_dir = USER_DIRS / self.hostname
         self.user_dir.mkdir(parents=True, exist_ok=True)
         self.namespace, self.address = lan.add_host(name)
+        self.netns, self.lan_gateway = self.namespace, lan.gateway
 
     def _view_env(self, binds: dict[str, Path]) -> dict[str, str]:
         """What the view-building script is told: each directory of ``binds`` (name ->

@@ -102,6 +102,7 @@ class NamespaceSshHost(SshHost):
 
     def __init__(self, name: str, machine: NamespaceHost, keys: Path, witness_host: str, witness_port: int):
         self.machine = machine
+        self.netns, self.lan_gateway = machine.netns, machine.lan_gateway
         self.keys = keys
         self.store: Path | None = None
         self.sshd: tuple[ProcessTracker, asyncio.subprocess.Process] | None = None

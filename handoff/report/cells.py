@@ -6,7 +6,7 @@ table, the Markdown and a diff of two runs all use these.
 
 from __future__ import annotations
 
-from handoff.checker.verdicts import StepFacts, TurnJudgement
+from handoff.checker.verdicts import Recovery, StepFacts, TurnJudgement
 
 DASH = "—"
 
@@ -94,10 +94,11 @@ def event_log(judged: TurnJudgement) -> str:
     log = step.eventlog
     if log and log.found:
         if log.resumes:
+            held = "" if log.messages_before_resume is None else f" ({plural(log.messages_before_resume, 'user message')})"
             if step.loaded_all_events is False:
-                parts.append(f"resume loaded {log.resume_event_count} of {log.events_before_resume} events")
+                parts.append(f"resume loaded {log.resume_event_count} of {log.events_before_resume} events{held}")
             else:
-                parts.append(f"resume loaded {log.resume_event_count} events")
+                parts.append(f"resume loaded {log.resume_event_count} events{held}")
             if log.already_in_use:
                 parts.append("alreadyInUse")
         if log.starts > 1:
@@ -145,4 +146,10 @@ def match(judged: TurnJudgement) -> str:
 
 
 def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    return f"{count} {noun}{'' if count == 1 else ('es' if noun.endswith('s') else 's')}"
+
+
+def recovery(found: Recovery) -> str:
+    if found.seconds is None:
+        return f"{found.kind} in step {found.step} healed; no resume succeeded after it"
+    return f"{found.kind} in step {found.step} healed; the session resumed {found.seconds:.2f} s later"

@@ -11,8 +11,8 @@ from handoff.report.diagram import CHARACTER, TITLE_CHARACTER
 from handoff.report.outcomes import Standing, judged_turns, standing
 
 # A symbol beside each word, so that a verdict never rests on colour alone.
-SYMBOLS = {"kept": "✓", "lost": "✗", "refused": "⊘", "unknown": "?", "no-provider": "∅", "skipped": "–",
-           "crashed": "!"}
+SYMBOLS = {"kept": "✓", "lost": "✗", "refused": "⊘", "unknown": "?", "no-provider": "∅", "undelivered": "↯",
+           "failed-loudly": "⚠", "lost-silently": "⊖", "skipped": "–", "crashed": "!"}
 ROW = 28
 TOP = 12
 RAILS = (14.0, 38.0)

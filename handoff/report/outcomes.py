@@ -17,8 +17,10 @@ class Standing(StrEnum):
 
 
 def judged_turns(scenario: ScenarioJudgement) -> list[TurnJudgement]:
-    """The turns a verdict was given to: every ask, and a scenario that was skipped or crashed."""
-    return [turn for turn in scenario.turns if turn.kind in ("ask", "scenario")]
+    """The turns a verdict was given to: every ask, a tell that failed loudly or was lost
+    silently, and a scenario that was skipped or crashed."""
+    return [turn for turn in scenario.turns
+            if turn.kind in ("ask", "scenario") or (turn.kind == "tell" and turn.verdict is not None)]
 
 
 def standing(scenario: ScenarioJudgement) -> Standing:
@@ -27,7 +29,8 @@ def standing(scenario: ScenarioJudgement) -> Standing:
     turns = judged_turns(scenario)
     if any(turn.as_expected is False for turn in turns):
         return Standing.CONTRADICTED
-    if any(turn.verdict in (Verdict.UNKNOWN, Verdict.CRASHED) and turn.as_expected is not True for turn in turns):
+    if any(turn.verdict in (Verdict.UNKNOWN, Verdict.FAILED_LOUDLY, Verdict.CRASHED) and turn.as_expected is not True
+           for turn in turns):
         return Standing.UNJUDGED
     if any(turn.as_expected for turn in turns):
         return Standing.AS_EXPECTED

@@ -77,6 +77,10 @@ def learner_rows(judgement: RunJudgement, machine: str) -> list[list[str]]:
         for turn in scenario.turns:
             if turn.kind == "tell":
                 told = turn
+                if turn.verdict is not None:  # failed loudly, or lost silently: a row of its own
+                    rows.append([scenario.name if first else "", cells.where(turn.step, machine), cells.DASH,
+                                 cells.fact_reached_model(turn), cells.verdict(turn), cells.match(turn)])
+                    first = False
                 continue
             if turn.kind not in ("ask", "scenario"):
                 continue
@@ -193,9 +197,10 @@ def explained(scenario: ScenarioJudgement) -> list[str]:
     if scenario.crashed:
         lines.append(_wrapped(f"crashed: {scenario.crashed}"))
     for turn in scenario.turns:
-        if turn.kind == "ask":
+        if turn.kind == "ask" or (turn.kind == "tell" and turn.verdict is not None):
             lines.append(_wrapped(f"turn {cells.turn_number(turn)} ({turn.step.step}): {turn.verdict.value} — "
                                   f"{turn.reason}"))
+    lines += [_wrapped(cells.recovery(recovery)) for recovery in scenario.recoveries]
     lines.append(_wrapped(f"proves: {scenario.proves}"))
     lines.append(_wrapped(f"does not prove: {scenario.does_not_prove}"))
     return lines
@@ -210,6 +215,10 @@ def summary(judgement: RunJudgement) -> str:
     held = sum(1 for turn in judged if turn.as_expected)
     text = (f"{cells.plural(len(judgement.scenarios), 'scenario')}, {cells.plural(len(judged), 'judged turn')}, "
             f"{held} as expected")
+    losses = judgement.silent_losses
+    if losses:
+        declared = sum(1 for turn in losses if turn.as_expected)
+        text += f"; {cells.plural(len(losses), 'silent loss')} ({declared} declared by their scenario)"
     contradicted = sorted({turn.scenario for turn in judgement.contradicted})
     if contradicted:
         text += f"; NOT as expected: {', '.join(contradicted)}"

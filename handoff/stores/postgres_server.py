@@ -136,6 +136,20 @@ class ThrowawayPostgres:
         log = self.dir / "server.log" if self.dir else None
         return log.read_text(errors="replace").strip()[-500:] if log and log.exists() else "no log"
 
+    def shut_down(self, timeout: float = 30.0) -> None:
+        """Stop the server as an operator's fast shutdown does (SIGINT), keeping its data:
+        :meth:`launch` starts it again on the same data and port."""
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=timeout)
+        self.process = None
+
     def url_for(self, host: str) -> str:
         return f"postgresql://postgres@{host}:{self.port}/postgres"
 

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 from urllib.parse import unquote as url_unquote
 
 from handoff.witness.answer import conversation, message_text, reply_to
@@ -117,10 +118,48 @@ def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, st
     return observe(body, headers, reply.kind, reply.text), reply.text
 
 
+HOLD_SECONDS = 600.0  # a held answer is given up after this, so no thread waits forever
+CONTROL = "/_handoff/"  # the coordinator's own endpoints: hold, held, release
+
+
+class ResponseHolds:
+    """Answers the coordinator asked to hold, for a fault *while the model is answering*:
+    a request for a held turn is recorded as evidence, then its answer waits until the
+    coordinator releases it — so a kill lands exactly while the request is in flight,
+    not after a guessed sleep. Keys are (scenario, step, turn) as the request's tags say."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._state: dict[tuple, str] = {}  # key -> "wanted" | "held" | "released"
+
+    def want(self, key: tuple) -> None:
+        with self._changed:
+            self._state[key] = "wanted"
+
+    def arrive(self, key: tuple) -> None:
+        """Called for every request: blocks while its key is held."""
+        with self._changed:
+            if self._state.get(key) != "wanted":
+                return
+            self._state[key] = "held"
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: self._state.get(key) != "held", HOLD_SECONDS)
+
+    def wait_held(self, key: tuple, seconds: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._state.get(key) in ("held", "released"), seconds)
+
+    def release(self, key: tuple) -> None:
+        with self._changed:
+            self._state[key] = "released"
+            self._changed.notify_all()
+
+
 class _Handler(BaseHTTPRequestHandler):
     server_version = "HandoffWitness/1"
     protocol_version = "HTTP/1.1"
     evidence_log: EvidenceLog  # set on the subclass made by make_server
+    holds: ResponseHolds  # likewise
     api_key: str | None = None  # when set, every request must carry `Authorization: Bearer <key>`
     upstream: str | None = None  # relay mode: the real endpoint's base URL (…/v1) requests go on to
 
@@ -143,8 +182,29 @@ class _Handler(BaseHTTPRequestHandler):
         }})
         return False
 
+    def _control(self) -> bool:
+        """The coordinator's endpoints (hold, held, release), never relayed or recorded."""
+        if not self.path.startswith(CONTROL):
+            return False
+        parts = urlsplit(self.path)
+        query = {name: values[0] for name, values in parse_qs(parts.query).items()}
+        key = (query.get("scenario"), query.get("step"), query.get("turn"))
+        action = parts.path.removeprefix(CONTROL)
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        if action == "hold":
+            self.holds.want(key)
+            self._send_json(200, {"wanted": True})
+        elif action == "held":
+            self._send_json(200, {"held": self.holds.wait_held(key, float(query.get("seconds", "30")))})
+        elif action == "release":
+            self.holds.release(key)
+            self._send_json(200, {"released": True})
+        else:
+            self._send_json(404, {"error": {"message": f"no control {action}"}})
+        return True
+
     def do_GET(self) -> None:
-        if not self._authorized():
+        if self._control() or not self._authorized():
             return
         if self.upstream:
             self._send_relayed(relay(self.upstream, _after_v1(self.path), "GET", None, self._lower_headers()))
@@ -156,7 +216,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
-        if not self._authorized():
+        if self._control() or not self._authorized():
             return
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
@@ -168,13 +228,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": f"body is not JSON: {error}"}})
             return
         headers = self._lower_headers()
+        held = tuple(headers.get(TAG_HEADERS[name]) for name in ("scenario", "step", "turn"))
         if self.upstream:
+            self.holds.arrive(held)
             relayed = relay(self.upstream, _after_v1(self.path), "POST", raw, headers)
             self.evidence_log.write(observe(body, headers, relayed.reply_kind, relayed.reply))
             self._send_relayed(relayed)
             return
         evidence, text = witness(body, headers)
         self.evidence_log.write(evidence)
+        self.holds.arrive(held)  # recorded first: the request reached the model, whatever happens next
         model = body.get("model") or MODEL_NAME
         if body.get("stream"):
             self._send_stream(model, text, include_usage=bool((body.get("stream_options") or {}).get("include_usage")))
@@ -249,7 +312,7 @@ def make_server(host: str, port: int, evidence_path: Path | None, api_key: str |
     """``api_key``: when given, requests without ``Authorization: Bearer <api_key>`` get 401.
     ``upstream``: relay every request to that endpoint instead of answering (see relay.py)."""
     handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key,
-                                                   "upstream": upstream})
+                                                   "upstream": upstream, "holds": ResponseHolds()})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server

@@ -43,11 +43,23 @@ def cpu_seconds() -> Cpu:
                runtime=total(resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
+def _spec_line() -> bytes:
+    """The first line of stdin, read without buffering past it: the lines after it are
+    the coordinator's releases, read later by the interpreter."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(0, 1)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 def main() -> int:
     lifeline.hold()  # in a container: end with the run that started it (a no-op elsewhere)
     emit = _event_writer()
     try:
-        spec = WorkerSpec.from_json(sys.stdin.buffer.read())
+        spec = WorkerSpec.from_json(_spec_line())
     except Exception as error:
         emit(ActionFailed(t=time.time(), action="read-spec", message=f"cannot read the worker spec from stdin: {error}"))
         return 0

@@ -24,7 +24,9 @@ from handoff.fact import Fact
 from handoff.guard.gate import Refused
 from handoff.protocol import (
     AFTER_TURN,
+    HOLD,
     INSIDE_WRITE,
+    Hold,
     TURN_ACTIONS,
     ActionDone,
     ActionFailed,
@@ -43,6 +45,7 @@ from handoff.worker.sessions import GuardedSessions, Sessions
 from handoff.worker.store import DatabaseStore, open_store
 
 Emit = Callable[[Any], None]
+RUNTIME_STOP_SECONDS = 10.0  # stopping a runtime that died may never answer
 
 
 class Interpreter:
@@ -60,6 +63,7 @@ class Interpreter:
         self.session: Any = None
         self.session_id = spec.session_id
         self.turns = 0  # turns taken so far in this step
+        self.holds = Holds(emit)
         # An empty runtime path means "the one installed on this machine" (remote hosts).
         self.runtime_path = spec.runtime_path or str(locate_runtime())
         self.home = Path(spec.home).expanduser()
@@ -121,7 +125,11 @@ class Interpreter:
         reads the session's log."""
         started = time.monotonic()
         try:
-            await self.runtime.stop()
+            await asyncio.wait_for(self.runtime.stop(), RUNTIME_STOP_SECONDS)
+        except (asyncio.TimeoutError, TimeoutError):  # a runtime that died may never answer
+            self.emit(ActionFailed(t=time.time(), action="stop", ms=_ms(started),
+                                   message=f"the runtime did not stop within {RUNTIME_STOP_SECONDS:.0f} s"))
+            return False
         except Exception as error:
             self.emit(ActionFailed(t=time.time(), action="stop", message=self.backend.scrub(_one_line(error)),
                                    ms=_ms(started)))
@@ -141,7 +149,8 @@ class Interpreter:
             return False
         except Exception as error:  # the worker reports, it never raises to its parent
             message = self.backend.scrub(_one_line(error))
-            self.emit(ActionFailed(t=time.time(), action=action, message=message, ms=_ms(started)))
+            turn = self.turns if action in TURN_ACTIONS else None  # the failed turn, as numbered in _turn
+            self.emit(ActionFailed(t=time.time(), action=action, message=message, ms=_ms(started), turn=turn))
             return False
         if action not in TURN_ACTIONS:
             self.emit(ActionDone(t=time.time(), action=action, session_id=self.session_id, ms=_ms(started),
@@ -218,6 +227,7 @@ class Interpreter:
     async def _turn(self, kind: str, prompt: str, session: Any = None) -> None:
         started = time.monotonic()
         self.turns += 1
+        self._hold_inside_write(self.turns)
         # The turn tags the request for the witness or relay; the Copilot service gets no tags.
         tags = {TAG_HEADERS["turn"]: str(self.turns)} if self.backend.seen_on_the_wire else {}
         answer = await self.runtime.send(session or self.session, prompt, tags, self.spec.turn_timeout)
@@ -225,23 +235,51 @@ class Interpreter:
             self.store.registry.turned(self.session_id, prompt)
         self.emit(Turn(t=time.time(), turn=self.turns, kind=kind, session_id=self.session_id, prompt=prompt,
                        answer=answer, ms=_ms(started)))
+        if Hold(AFTER_TURN, self.turns) in self.spec.holds:
+            await self.holds.wait(AFTER_TURN, self.turns, self.session_id)
 
-    async def _crash_mid_append(self) -> None:
-        """Start a turn and wait to be killed inside the first append to the store,
-        after the row was written and before the transaction commits."""
+    def _hold_inside_write(self, turn: int) -> None:
+        """With a hold inside this turn's write, the store's first append of the turn
+        stops after writing its row and before committing, until the coordinator acts."""
+        if Hold(INSIDE_WRITE, turn) not in self.spec.holds:
+            return
         if not isinstance(self.store, DatabaseStore):
-            raise LookupError("crash-mid-append needs a database store")
+            raise LookupError("a hold inside a write needs a database store")
+        files = self.store.files(self.session_id)
 
         async def hold(path: str) -> None:
-            self.emit(Holding(t=time.time(), session_id=self.session_id, point=INSIDE_WRITE, during=f"append to {path}"))
-            await asyncio.Event().wait()
+            files.hold_before_commit = None  # once: the turn's first append
+            await self.holds.wait(INSIDE_WRITE, turn, self.session_id, during=f"append to {path}")
 
-        self.store.files(self.session_id).hold_before_commit = hold
-        await self._turn("tell", self.fact.remember_prompt)
+        files.hold_before_commit = hold
 
     async def _hold(self) -> None:
-        self.emit(Holding(t=time.time(), session_id=self.session_id, point=AFTER_TURN))
-        await asyncio.Event().wait()  # until the coordinator kills this process
+        await self.holds.wait(HOLD, self.turns, self.session_id)
+
+    async def _restart_runtime(self) -> None:
+        """An app whose runtime died starts a new one; its open session died with it."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.runtime.stop(), RUNTIME_STOP_SECONDS)
+        self.session = None
+        self.runtime = self.sessions.runtime = self._new_runtime()
+        await self.runtime.start()
+
+
+class Holds:
+    """Stopping at the coordinator's fault points: say ``holding`` on stdout, then wait for
+    the release line on stdin. EOF (the coordinator is done with this worker) releases too."""
+
+    def __init__(self, emit: Emit):
+        self.emit = emit
+        self._lines: asyncio.StreamReader | None = None
+
+    async def wait(self, point: str, turn: int, session_id: str | None, during: str | None = None) -> None:
+        if self._lines is None:
+            loop = asyncio.get_running_loop()
+            self._lines = asyncio.StreamReader()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(self._lines), os.fdopen(0, "rb", 0))
+        self.emit(Holding(t=time.time(), session_id=session_id, point=point, turn=turn, during=during))
+        await self._lines.readline()
 
 
 def _address_towards(url: str) -> str | None:

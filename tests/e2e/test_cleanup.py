@@ -160,3 +160,41 @@ def test_a_run_removes_what_an_earlier_killed_run_left():
     assert done.returncode == 0, done.stderr
     assert "note: removed what a killed run left behind: 1 directory" in done.stderr
     assert not left.exists()
+
+
+def _small_disk_mounted(run: subprocess.Popen, timeout: float = 120) -> None:
+    """Wait until the run's disk-full fault has mounted its small file system."""
+    source = f"{leftovers.MOUNT_PREFIX}{leftovers.tag(run.pid)}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(line.split()[0] == source for line in Path("/proc/mounts").read_text().splitlines()):
+            return
+        time.sleep(0.05)
+    run.kill()
+    pytest.fail(f"no {source} mount within {timeout:.0f} s")
+
+
+def test_ctrl_c_during_faults_heals_them_and_leaves_nothing():
+    """A full disk mounted and a database about to be stopped: Ctrl-C unmounts, stops
+    every server and says so truly."""
+    run = _start("fault-disk-full", "fault-store-outage-before-resume")
+    _small_disk_mounted(run)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert run.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().endswith("error: interrupted; every worker, runtime and temporary file was removed")
+    assert _owned_by(run.pid) == []
+    assert [leftover for leftover in leftovers.find() + leftovers.find(of=run.pid) if leftover.owner == run.pid] == []
+
+
+def test_after_sigkill_during_a_disk_full_fault_clean_unmounts_the_small_disk():
+    run = _start("fault-disk-full")
+    _small_disk_mounted(run)
+    run.kill()
+    run.wait()
+    mine = [leftover for leftover in leftovers.find() if leftover.owner == run.pid]
+    assert "mount" in {leftover.kind for leftover in mine}
+    clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=120)
+    assert clean.returncode == 0, clean.stderr
+    assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []

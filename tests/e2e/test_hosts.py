@@ -179,7 +179,11 @@ b = "namespace"
 [[steps]]
 name = "A"
 host = "a"
-actions = ["create", "tell", "hold"]
+actions = ["create", "tell"]
+
+[[steps.faults]]
+kind = "kill"
+at = "after-turn"
 
 [[steps]]
 name = "B"

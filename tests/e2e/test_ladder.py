@@ -107,6 +107,6 @@ def test_the_default_output_fits_a_terminal_and_a_screen(default_matrix):
     assert max(len(line) for line in lines) <= 100
     assert len(lines) <= 3 * len(default_matrix.record.scenarios), len(lines)
     assert lines[0].startswith("Fact to remember:") and lines[1].startswith("Plan:")
-    for scenario in default_matrix.record.scenarios:  # one line per rung, whatever came out
-        rung = re.compile(rf"{re.escape(scenario.name)} (proved|did NOT|could not|crashed|was skipped)")
-        assert sum(1 for line in lines if rung.match(line)) == 1, scenario.name
+    for ran in default_matrix.record.scenarios:  # one line per rung, whatever came out
+        rung = re.compile(rf"{re.escape(ran.name)} (proved|did NOT|could not|crashed|was skipped)")
+        assert sum(1 for line in lines if rung.match(line)) == 1, ran.name

@@ -20,6 +20,7 @@ from handoff.hosts.base import Host
 from handoff.protocol import Finished, Ready, Turn, WorkerSpec, encode
 
 HANG = object()  # in a script: stop here until the worker is killed
+WAIT_RELEASE = object()  # in a script: stop here until the coordinator writes a release line
 _pids = itertools.count(900_000)
 
 
@@ -46,14 +47,22 @@ class _Stdin:
         self.data = b""
 
     def write(self, data: bytes) -> None:
+        """The first line is the spec (the worker starts); every later one a release."""
         self.data += data
+        if self.worker.spec is None and b"\n" in self.data:
+            line, _, self.data = self.data.partition(b"\n")
+            self.worker.spec = WorkerSpec.from_json(line)
+            self.worker.task = asyncio.get_running_loop().create_task(self.worker.play())
+        elif self.worker.spec is not None:
+            self.worker.releases += self.data.count(b"\n")
+            self.data = b""
+            self.worker.released.set()
 
     async def drain(self) -> None:
         pass
 
     def close(self) -> None:
-        self.worker.spec = WorkerSpec.from_json(self.data)
-        self.worker.task = asyncio.get_running_loop().create_task(self.worker.play())
+        pass
 
 
 class FakeWorker:
@@ -65,12 +74,18 @@ class FakeWorker:
         self.stdout = asyncio.StreamReader()
         self.returncode: int | None = None
         self.task: asyncio.Task | None = None
+        self.releases = 0
+        self.released = asyncio.Event()
         self._ended = asyncio.Event()
 
     async def play(self) -> None:
         for item in self.script(self.spec):
             if item is HANG:
                 await asyncio.Event().wait()
+            if item is WAIT_RELEASE:
+                await self.released.wait()
+                self.released.clear()
+                continue
             line = item.encode() + b"\n" if isinstance(item, str) else encode(item)
             self.stdout.feed_data(line)
             await asyncio.sleep(0)

@@ -64,6 +64,7 @@ CASES = {
                                     "does not exist"),
     "keep a non-empty directory": (lambda t: ["run", "same-process", "--keep", non_empty(t)], "is not empty"),
     "keep a file": (lambda t: ["run", "same-process", "--keep", scenario_file(t)], "is not a directory"),
+    "faults and names": (lambda t: ["run", "same-process", "--faults"], "--faults runs the fault scenarios"),
     "runs dir is a file": (lambda t: ["run", "same-process", "--runs-dir", scenario_file(t)], "is not a directory"),
     "unknown scenario": (lambda t: ["run", "no-such-scenario"], "unknown scenario 'no-such-scenario'"),
     "scenario not UTF-8": (lambda t: ["run", scenario_file(t, raw=b'title = "\xff"\n')], "is not UTF-8"),

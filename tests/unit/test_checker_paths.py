@@ -71,7 +71,7 @@ def test_a_crashed_scenario_keeps_the_turns_it_ran_then_says_it_crashed():
                             [seen("A", 1, True)], seconds=2.0, crashed="RuntimeError: no host")
     assert judge_scenario(record, FACT) == ScenarioJudgement(
         "s", "Title", "Proves", "Does not prove", 2.0,
-        (TurnJudgement("s", "tell", 1, facts("A"), answer="OK", fact_reached_model=FactSeen.YES),
+        (TurnJudgement("s", "tell", 1, facts("A"), answer="OK", fact_reached_model=FactSeen.YES, session="sid"),
          TurnJudgement("s", "scenario", None, None, verdict=Verdict.CRASHED, reason="RuntimeError: no host",
                        evidence=Basis.NOTHING, expectations=(Expectation("verdict", "", "crashed", None),))),
         crashed="RuntimeError: no host")
@@ -91,9 +91,9 @@ def test_turns_are_numbered_across_the_scenario_from_each_steps_plan():
 
 
 def test_a_step_killed_on_purpose_is_a_line_of_its_own():
-    holding = Holding(t=0.0, session_id="sid", point="inside-write", during="append to /state/events.jsonl")
+    holding = Holding(t=0.0, session_id="sid", point="inside-write", turn=1, during="append to /state/events.jsonl")
     fault = FaultRecord("kill", "inside-write", 1.0, detail="SIGKILL")
-    record = ScenarioRecord("s", scenario(Step("A2", ("resume", "crash-mid-append"))),
+    record = ScenarioRecord("s", scenario(Step("A2", ("resume", "tell"))),
                             [step("A2", READY, holding, exit_code=-9, faults=[fault])])
     [judged] = judge_scenario(record, FACT).turns
     assert judged == TurnJudgement("s", "step", None, facts("A2", holding=holding, faults=(fault,), finished=False,
@@ -110,7 +110,7 @@ def test_a_kept_answer_with_its_fork_and_close_expectations_met():
         "s", "ask", 1, facts("B", eventlog=log(True, forks=1)), answer=RECALLED, fact_reached_model=FactSeen.YES,
         verdict=Verdict.KEPT, reason="answer names the fact and the model was sent it", evidence=Basis.ANSWER_AND_WIRE,
         expectations=(Expectation("verdict", "kept", "kept", True), Expectation("forked", "forked", "forked", True),
-                      Expectation("closed before resume", "closed", "closed", True)))
+                      Expectation("closed before resume", "closed", "closed", True)), session="sid")
     assert judged.as_expected is True
 
 
@@ -153,11 +153,11 @@ def test_an_ask_that_never_answered_is_judged_from_the_failure_with_the_backends
     [judged] = judge_scenario(record, FACT, COPILOT).turns
     advice = ("the GitHub Copilot service refused the token from $GH_TOKEN (HTTP 401): set COPILOT_GITHUB_TOKEN "
               "(or GH_TOKEN / GITHUB_TOKEN)")
-    assert judged.verdict == Verdict.UNKNOWN and judged.evidence == Basis.RUNTIME_ERROR
+    assert judged.verdict == Verdict.FAILED_LOUDLY and judged.evidence == Basis.RUNTIME_ERROR
     assert judged.reason.startswith(f"ask failed (not a 'not found'): Authentication failed (HTTP 401) ({advice}")
     assert judged == TurnJudgement("s", "ask", None, facts("B", failures=(failure,)), fact_reached_model=FactSeen.NO_REQUEST,
-                                   verdict=Verdict.UNKNOWN, reason=judged.reason, evidence=Basis.RUNTIME_ERROR,
-                                   expectations=(Expectation("verdict", "kept", "unknown", None),))
+                                   verdict=Verdict.FAILED_LOUDLY, reason=judged.reason, evidence=Basis.RUNTIME_ERROR,
+                                   expectations=(Expectation("verdict", "kept", "failed-loudly", None),))
 
 
 @pytest.mark.parametrize("stderr, notes, says", [
@@ -261,7 +261,8 @@ def test_the_event_log_report_carries_every_count():
     reported = report("sid", data)
     assert reported == EventLog(t=reported.t, session_id="sid", found=True, events=5, starts=1, resumes=1,
                                 closed_before_resume=True, resume_event_count=3, already_in_use=True,
-                                branch_points=1, unreadable_lines=3, created_by="1.0.102", events_before_resume=3)
+                                branch_points=1, unreadable_lines=3, created_by="1.0.102", events_before_resume=3,
+                                messages_before_resume=1)
     assert decode(encode(reported)) == reported  # a real event of the protocol, timestamp and all
     no_resume = report("sid", b'{"id": "1", "type": "session.start"}\n')
     assert (no_resume.closed_before_resume, no_resume.resume_event_count, no_resume.already_in_use) == (None, None, None)

@@ -106,15 +106,15 @@ def test_a_store_without_the_session_is_lost(action, message):
 
 
 @pytest.mark.parametrize("action", ["resume", "ask"])
-def test_another_error_is_unknown(action):
+def test_another_error_failed_loudly(action):
     row = asked(error(action, "connection reset by peer"), FINISHED)
-    assert row.verdict == "unknown"
+    assert row.verdict == "failed-loudly"
     assert "not a 'not found'" in row.reason
 
 
 def test_a_not_found_error_outside_opening_or_asking_is_not_a_loss():
     row = asked(error("metadata", "Session not found: x"), FINISHED)
-    assert row.verdict == "unknown"
+    assert row.verdict == "failed-loudly"
 
 
 def test_a_worker_that_crashed_before_answering_is_unknown_never_lost():
@@ -217,9 +217,9 @@ def test_a_resume_without_provider_settings_is_its_own_verdict():
     assert "does not store its provider settings" in row.reason
 
 
-def test_any_other_ask_failure_stays_unknown():
+def test_any_other_ask_failure_failed_loudly():
     row = asked(error("ask", "Execution failed: something else"), FINISHED)
-    assert (row.verdict, row.evidence) == ("unknown", "runtime error")
+    assert (row.verdict, row.evidence) == ("failed-loudly", "runtime error")
 
 
 # Versions: an answer written to the log but never delivered, a substituted version, skipped events
@@ -252,7 +252,7 @@ def test_undelivered_needs_the_wire_to_agree():
 def test_a_log_whose_last_prompt_is_another_question_is_not_this_turn_s_answer():
     row = asked(error("ask", TIMEOUT), answered_in_the_log(RECALLED, prompt="something else"), FINISHED,
                 evidence=[seen("B", 1, True)])
-    assert (row.verdict, row.evidence) == ("unknown", "runtime error")
+    assert (row.verdict, row.evidence) == ("failed-loudly", "runtime error")
 
 
 def test_an_answer_in_the_log_without_the_fact_is_lost_and_says_it_was_never_delivered():

@@ -20,7 +20,7 @@ from handoff.fact import Fact
 from handoff.hosts import Launch
 from handoff.protocol import AFTER_TURN, ActionDone, Holding
 from handoff.runtime_locator import platform_package
-from handoff.scenario import LOCAL, Scenario, Step
+from handoff.scenario import LOCAL, FaultPlan, Scenario, Step
 from handoff.stores import session_state
 
 from tests.unit.fakes import HANG, FakeHost, FakeTracker, answered, finished, ready
@@ -114,7 +114,7 @@ def test_a_holding_worker_is_killed_at_the_fault_point_and_the_kill_recorded(tmp
         yield Holding(t=0.0, session_id=spec.session_id, point=AFTER_TURN)
         yield HANG
 
-    crashing = Step("A", ("create", "tell", "hold"))
+    crashing = Step("A", ("create", "tell"), faults=(FaultPlan("kill", "after-turn"),))
     record, host = run(scenario(crashing, B), tmp_path, by_step(A=holds, B=b_worker))
     a = record.steps[0]
     assert [(f.kind, f.point) for f in a.faults] == [("kill", "after-turn")]
@@ -130,7 +130,7 @@ def test_tamper_edits_the_stated_fact_before_the_step_starts(tmp_path):
         log.write_text(json.dumps({"type": "session.start"}) + "\n" + json.dumps(told) + "\n", encoding="utf-8")
         yield from a_worker(spec)
 
-    record, _ = run(scenario(A, Step("B", ("resume", "ask", "close"), tamper=True, expect="lost")), tmp_path,
+    record, _ = run(scenario(A, Step("B", ("resume", "ask", "close"), faults=(FaultPlan("tamper", "before-step"),), expect="lost")), tmp_path,
                     by_step(A=writes_a_log, B=b_worker))
     [fault] = record.steps[1].faults
     assert (fault.kind, fault.point, fault.detail) == ("tamper", "before-step", "1 event(s) now state 'Tampered Value'")
@@ -139,7 +139,7 @@ def test_tamper_edits_the_stated_fact_before_the_step_starts(tmp_path):
 
 
 def test_a_fault_that_changes_nothing_crashes_the_scenario_loudly(tmp_path):
-    record, host = run(scenario(A, Step("B", ("resume", "ask", "close"), tamper=True, expect="lost")), tmp_path,
+    record, host = run(scenario(A, Step("B", ("resume", "ask", "close"), faults=(FaultPlan("tamper", "before-step"),), expect="lost")), tmp_path,
                        by_step(A=a_worker, B=b_worker))  # A wrote no log: nothing to tamper with
     assert "tamper: there is no event log" in record.crashed
     assert len(host.workers) == 1  # B never started

@@ -18,7 +18,8 @@ def test_resume_after_shutdown_was_closed_before():
     events = chain("session.start", "user.message", "session.shutdown")
     events.append(event("session.resume", "r", "2", eventCount=3, alreadyInUse=False))
     summary = summarize(events)
-    assert summary.resumes == (Resume(event_count=3, already_in_use=False, closed_before=True, events_before=3),)
+    assert summary.resumes == (Resume(event_count=3, already_in_use=False, closed_before=True, events_before=3,
+                                      messages_before=1),)
     assert summary.last_resume.closed_before is True
     assert summary.unreadable_lines == 0  # none were given
 

@@ -87,11 +87,9 @@ STEP_ERRORS = {
     "unknown step field": (step(extra='expect = "kept"\ncolour = "red"'), "field 'colour' is not a known field"),
     "unknown action": (step(actions='["resume", "teleport"]', extra=""), "field 'actions' has unknown action 'teleport'"),
     "empty actions": (step(actions="[]", extra=""), "field 'actions' is empty"),
-    "hold not last": (step(actions='["create", "hold", "tell"]', extra=""), "field 'actions' has 'hold' before its end"),
-    "turn without opening": (step(actions='["tell", "close"]', extra=""), "field 'actions' has the turn 'tell' before any create or resume"),
     "ask without expect": (step(extra=""), "field 'expect' is missing"),
     "expect without ask": (step(actions='["resume", "tell"]'), "field 'expect' is set but the step has no 'ask'"),
-    "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, refused, no-provider, undelivered, got 'maybe'"),
+    "bad expect": (step(extra='expect = "maybe"'), "field 'expect' must be one of kept, lost, unknown, failed-loudly, refused, no-provider, undelivered, got 'maybe'"),
     "bad home": (step(extra='expect = "kept"\nhome = "cloud"'), "field 'home' must be one of shared, own, copied, anonymous, got 'cloud'"),
     "bad session": (step(extra='expect = "kept"\nsession = "any"'), "field 'session' must be one of passed, unknown"),
     "actions not a list": (step(actions='"resume"', extra=""), "field 'actions' must be list, got str"),
@@ -143,8 +141,9 @@ def test_a_turn_before_the_opening_action_is_rejected(tmp_path):
 
 
 def test_select_all_loads_every_shipped_scenario_in_order():
-    loaded = select([])
+    loaded = select([], tags=("faults",))
     assert {s.name for s in loaded} == {p.stem for p in SCENARIO_DIR.glob("*.toml")}
+    assert not any("faults" in s.tags for s in select([])), "the fault scenarios run only when asked for"
     assert len(loaded) >= 1
     assert [s.order for s in loaded] == sorted(s.order for s in loaded)
     assert all(any(step.asks for step in s.steps) for s in loaded)
@@ -169,13 +168,37 @@ def test_select_unknown_name_lists_the_choices():
         assert name in message
 
 
+KILL_THE_APP = '\n[[steps.faults]]\nkind = "kill"\nat = "after-turn"\ntarget = "app"\n'
+
+
 def test_killing_only_the_sdk_process_is_refused_on_a_simulated_host(tmp_path):
     hosts = '[hosts]\na = "namespace"\n'
-    held = step("A", '["create", "tell", "hold"]', 'host = "a"\ncrash = "sdk-process"')
+    held = step("A", '["create", "tell"]', 'host = "a"') + KILL_THE_APP
     message = load_error(tmp_path, HEADER + hosts + held)
-    assert "step 'A'" in message and "field 'crash'" in message and "run that step on host 'local'" in message
-    on_this_machine = step("A", '["create", "tell", "hold"]', 'crash = "sdk-process"')
-    assert load(write(tmp_path, HEADER + hosts + on_this_machine, "ok")).steps[0].crash == "sdk-process"
+    assert "step 'A'" in message and "field 'faults'" in message and "run that step on 'local'" in message
+    on_this_machine = step("A", '["create", "tell"]', "") + KILL_THE_APP
+    [plan] = load(write(tmp_path, HEADER + hosts + on_this_machine, "ok")).steps[0].faults
+    assert (plan.kind, plan.at, plan.turn, plan.target, plan.heal) == ("kill", "after-turn", 1, "app", None)
+
+
+@pytest.mark.parametrize("fault, says", [
+    ('kind = "flood"', "field 'kind' must be one of kill"),
+    ('kind = "kill"\nat = "before-step"', "field 'at' must be one of after-turn, mid-turn, inside-write, hold"),
+    ('kind = "kill"\nat = "after-turn"\nturn = 3', "has a kill at turn 3, but the step takes 1 turn(s)"),
+    ('kind = "kill"\nat = "after-turn"\nheal = 2', "field 'heal' is set, but a kill does not heal"),
+    ('kind = "kill"\nat = "hold"', 'has a kill at "hold", but the step\'s actions have no "hold"'),
+    ('kind = "kill"\ntarget = "moon"', "field 'target' must be one of worker, app"),
+    ('kind = "tear-log"\ncut = -1', "field 'cut' must be from 1 to"),
+    ('kind = "tear-log"\nbytes = 3', "field 'bytes' is not a known field"),
+    ('kind = "partition"', "has a partition on a step that runs on 'local'"),
+    ('kind = "store-outage"', "has a fault of the database server, but the scenario's store is 'home'"),
+    ('kind = "cut-copy"', 'needs the step\'s home = "copied"'),
+    ('kind = "disk-full"\nheal = "tomorrow"', "field 'heal' must be 'after-step' or a number of seconds"),
+    ('kind = "disk-full"\nheal = inf', "field 'heal' must be a number of seconds from 0 to 600"),
+])
+def test_a_fault_is_checked_like_any_field(tmp_path, fault, says):
+    text = HEADER + step("A", '["create", "tell"]', "") + f"\n[[steps.faults]]\n{fault}\n"
+    assert says in load_error(tmp_path, text)
 
 
 CONTAINERS = '[hosts]\na = "container"\nb = "namespace"\n'
@@ -193,7 +216,8 @@ ON_A = 'host = "a"\n'
      '[[steps]]\nname = "B"\nhost = "a"\nrestart = true\nhome = "own"\nactions = ["resume"]\n', "home",
      "a restarted container keeps the home it had"),
     ('[[steps]]\nname = "A"\nhost = "a"\nhome = "copied"\nactions = ["create"]\n', "home", "a volume of the engine"),
-    ('[[steps]]\nname = "A"\nhost = "a"\ntamper = true\nactions = ["create"]\n', "tamper", "does not edit"),
+    ('[[steps]]\nname = "A"\nhost = "a"\nactions = ["create"]\n[[steps.faults]]\nkind = "tamper"\n', "faults",
+     "does not reach inside the engine"),
 ])
 def test_what_only_a_container_host_can_do_and_what_it_cannot(tmp_path, steps, field, words):
     message = load_error(tmp_path, HEADER + CONTAINERS + steps)
@@ -249,7 +273,7 @@ def test_every_shipped_scenario_says_in_a_rung_line_of_100_columns_what_it_prove
 
     held = TurnJudgement("s", "ask", 2, None, verdict=Verdict.KEPT, expectations=(Expectation("verdict", "kept", "kept",
                                                                                               True),))
-    for loaded in select([]):
+    for loaded in select([], tags=("faults",)):
         assert loaded.proves_in_short and loaded.does_not_prove_in_short, loaded.name
         judged = ScenarioJudgement(loaded.name, loaded.title, loaded.proves, loaded.does_not_prove, 1.0, (held,))
         line = rung_line(judged, loaded.proves_in_short, loaded.does_not_prove_in_short)

@@ -1,0 +1,34 @@
+"""The coordinator's side of the witness's answer holds (server.py, ResponseHolds): ask it
+to hold the answer to one turn, wait until that request has arrived, release it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from urllib.parse import urlencode
+
+from handoff.witness.server import CONTROL
+
+
+class WitnessControl:
+    def __init__(self, witness_url: str):
+        self.witness_url = witness_url
+
+    def _call(self, action: str, scenario: str, step: str, turn: int, timeout: float = 10.0, **extra) -> dict:
+        query = urlencode({"scenario": scenario, "step": step, "turn": str(turn), **extra})
+        request = urllib.request.Request(f"{self.witness_url}{CONTROL}{action}?{query}", data=b"", method="POST")
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read())
+
+    async def hold(self, scenario: str, step: str, turn: int) -> None:
+        """The answer to this turn's request waits, once it arrives, until released."""
+        await asyncio.to_thread(self._call, "hold", scenario, step, turn)
+
+    async def held(self, scenario: str, step: str, turn: int, seconds: float) -> bool:
+        """True once the request is there and waiting; False if it did not come in time."""
+        answer = await asyncio.to_thread(self._call, "held", scenario, step, turn, seconds + 10, seconds=str(seconds))
+        return bool(answer["held"])
+
+    async def release(self, scenario: str, step: str, turn: int) -> None:
+        await asyncio.to_thread(self._call, "release", scenario, step, turn)

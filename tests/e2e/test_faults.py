@@ -1,0 +1,86 @@
+"""The fault scenarios against the real runtime, once (with a fact full of quotes, a
+backslash and non-ASCII, so nothing is tuned to the default): every verdict as its file
+expects, each fault recorded and healed, the one silent loss found where it was measured,
+and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from handoff import leftovers, scenario
+from handoff.checker.verdicts import ExitCode, Verdict
+from tests.e2e.conftest import OTHER_FACT, run_scenarios
+
+
+@pytest.fixture(scope="module")
+def faults():
+    return run_scenarios(scenario.tagged("faults"), OTHER_FACT, jobs=3)
+
+
+def test_every_fault_scenario_comes_out_as_its_file_says(faults):
+    assert not faults.judgement.contradicted and not faults.judgement.unjudged
+    assert faults.judgement.exit_code() == ExitCode.AS_EXPECTED
+    assert {s.name for s in faults.record.scenarios} == {s.name for s in scenario.tagged("faults")}
+
+
+def test_nothing_is_left_behind_no_server_stopped_no_rule_no_small_disk(faults):
+    assert leftovers.find(of=os.getpid()) == []  # (the namespaces that held the rules are gone too)
+    for record in faults.record.scenarios:
+        for step in record.steps:
+            for fault in step.faults:
+                healable = fault.kind in ("store-outage", "partition", "disk-full")
+                assert (fault.healed_at is not None) == healable, (record.name, step.step, fault)
+
+
+def test_the_only_silent_loss_is_the_cut_copy_and_the_guard_made_it_loud(faults):
+    [lost] = faults.judgement.silent_losses
+    assert (lost.scenario, lost.step.step, lost.as_expected) == ("fault-cut-copy", "A", True)
+    guarded, raw = faults.asked("fault-cut-copy")
+    assert guarded.verdict == Verdict.REFUSED and raw.verdict == Verdict.LOST
+    assert raw.step.eventlog.messages_before_resume == 0  # the torn question was dropped without a word
+
+
+def test_a_kill_mid_turn_keeps_turn_1_and_nothing_of_the_unanswered_question(faults):
+    steps = faults.steps("fault-kill-mid-turn")
+    assert [(f.kind, f.point) for f in faults.scenario("fault-kill-mid-turn").steps[0].faults] == [("kill", "mid-turn")]
+    assert steps["A"].finished is None and [t.turn for t in steps["A"].turns] == [1]
+    assert steps["B"].eventlog.messages_before_resume == 1
+
+
+def test_a_runtime_killed_mid_turn_is_a_time_out_then_the_same_app_recovers(faults):
+    failed, kept = faults.asked("fault-runtime-killed")
+    assert failed.verdict == Verdict.FAILED_LOUDLY and "Timeout" in failed.reason
+    assert kept.verdict == Verdict.KEPT and kept.step.ready.pid == failed.step.ready.pid
+
+
+@pytest.mark.parametrize("name, step, says", [
+    ("fault-store-outage-before-resume", "B1", "cannot connect to PostgreSQL"),
+    ("fault-partition-resume", "B1", "Connection refused"),
+])
+def test_a_store_out_of_reach_fails_the_resume_loudly_and_it_recovers_after_the_heal(faults, name, step, says):
+    failed, kept = faults.asked(name)
+    assert failed.step.step == step and failed.verdict == Verdict.FAILED_LOUDLY and says in failed.reason
+    assert kept.verdict == Verdict.KEPT
+    [recovery] = next(s for s in faults.judgement.scenarios if s.name == name).recoveries
+    assert recovery.step == step and recovery.seconds is not None and recovery.seconds > 0
+
+
+def test_a_store_outage_inside_a_write_fails_the_tell_loudly(faults):
+    tells = [t for t in faults.turns("fault-store-outage-during-turn") if t.kind == "tell"]
+    assert [t.verdict for t in tells] == [None, Verdict.FAILED_LOUDLY]
+    assert "Failed to persist session events" in tells[1].reason
+
+
+def test_a_full_disk_tears_the_log_but_the_told_turn_is_in_it(faults):
+    a = faults.steps("fault-disk-full")["A"]
+    assert [t.kind for t in a.turns] == ["tell", "tell"] and a.eventlog.unreadable_lines >= 1
+    assert faults.steps("fault-disk-full")["B"].eventlog.messages_before_resume == 2
+
+
+@pytest.mark.parametrize("name", ["fault-torn-log", "fault-corrupt-log"])
+def test_a_torn_or_corrupt_line_is_dropped_without_a_word(faults, name):
+    steps = faults.steps(name)
+    assert steps["B"].eventlog.resume_event_count == steps["A"].eventlog.events - 1
+    assert not steps["B"].failures

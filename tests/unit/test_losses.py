@@ -1,0 +1,129 @@
+"""Silent losses, loud failures and recovery times, judged from records made by hand:
+a tell the app saw succeed that a later successful resume does not have is lost
+silently (contradicting its scenario unless declared); one the app was told failed is
+failed loudly; a failed resume or a session created anew is neither."""
+
+from __future__ import annotations
+
+from handoff.checker.checks import judge_scenario
+from handoff.checker.verdicts import Basis, Expectation, ExitCode, Recovery, RunJudgement, Verdict
+from handoff.protocol import ActionDone, ActionFailed, EventLog
+from handoff.runs.record import FaultRecord, ScenarioRecord
+from handoff.scenario import Scenario, Step
+from tests.unit.test_checker_paths import FACT, FINISHED, READY, RECALLED, seen, step, turn
+
+FORGOT = "I don't know: nothing in this conversation tells me."
+TOLD = Step("A", ("create", "tell", "close"))
+RESUMED = Step("B", ("resume", "ask", "close"), expect="lost")
+
+
+def done(action, t=0.0):
+    return ActionDone(t=t, action=action, session_id="sid", ms=1)
+
+
+def log(messages: int) -> EventLog:
+    return EventLog(t=0.0, session_id="sid", found=True, events=3, starts=1, resumes=1, closed_before_resume=True,
+                    resume_event_count=3, messages_before_resume=messages)
+
+
+def told_then(b_events, spec_a=TOLD, spec_b=RESUMED, b_seen=False) -> ScenarioRecord:
+    a = step("A", READY, done("create"), turn(1, "tell", "OK"), done("close"), FINISHED)
+    b = step("B", READY, *b_events, FINISHED)
+    return ScenarioRecord("s", Scenario("s", "T", "P", "D", (spec_a, spec_b)), [a, b],
+                          [seen("A", 1, True), seen("B", 1, b_seen)])
+
+
+def exit_code(record: ScenarioRecord) -> ExitCode:
+    return RunJudgement("r", FACT.value, (judge_scenario(record, FACT),)).exit_code()
+
+
+def test_a_told_turn_a_later_resume_does_not_have_is_lost_silently_and_contradicts():
+    record = told_then([done("resume"), turn(1, "ask", FORGOT), log(0), done("close")])
+    tell, ask = judge_scenario(record, FACT).turns
+    assert (tell.verdict, tell.evidence, ask.verdict) == (Verdict.LOST_SILENTLY, Basis.ANSWER_AND_WIRE, Verdict.LOST)
+    assert tell.expectations == (Expectation("tell", "told", "lost-silently", False),)
+    assert tell.reason.startswith("the app was told this turn succeeded (it answered 'OK'); step B resumed")
+    assert "the resumed log had 0 user message(s) before its resume" in tell.reason
+    assert exit_code(record) == ExitCode.CONTRADICTED
+
+
+def test_a_declared_silent_loss_is_as_expected():
+    declared = Step("A", ("create", "tell", "close"), expect_tell="lost-silently")
+    record = told_then([done("resume"), turn(1, "ask", FORGOT), log(0)], spec_a=declared)
+    tell, _ = judge_scenario(record, FACT).turns
+    assert tell.expectations == (Expectation("tell", "lost-silently", "lost-silently", True),)
+    assert exit_code(record) == ExitCode.AS_EXPECTED
+
+
+def test_a_declared_silent_loss_that_did_not_happen_contradicts():
+    declared = Step("A", ("create", "tell", "close"), expect_tell="lost-silently")
+    kept = Step("B", ("resume", "ask", "close"), expect="kept")
+    record = told_then([done("resume"), turn(1, "ask", RECALLED), log(1)], spec_a=declared, spec_b=kept, b_seen=True)
+    tell, _ = judge_scenario(record, FACT).turns
+    assert tell.verdict is None and tell.expectations == (Expectation("tell", "lost-silently", "told", False),)
+    assert exit_code(record) == ExitCode.CONTRADICTED
+
+
+def test_a_failed_resume_is_not_a_silent_loss():
+    record = told_then([ActionFailed(t=0.0, action="resume", message="Session not found: sid")])
+    tell, ask = judge_scenario(record, FACT).turns
+    assert (tell.verdict, tell.expectations, ask.verdict) == (None, (), Verdict.LOST)
+
+
+def test_a_session_created_anew_under_the_same_id_is_not_a_silent_loss():
+    again = Step("B", ("create", "ask", "close"), expect="lost")
+    record = told_then([done("create"), turn(1, "ask", FORGOT)], spec_b=again)
+    tell, _ = judge_scenario(record, FACT).turns
+    assert tell.verdict is None
+
+
+def test_a_log_short_of_the_turns_the_app_saw_loses_the_last_ones_silently():
+    twice = Step("A", ("create", "tell", "tell", "close"))
+    kept = Step("B", ("resume", "ask", "close"), expect="kept")
+    a = step("A", READY, done("create"), turn(1, "tell", "OK"), turn(2, "tell", "OK"), FINISHED)
+    b = step("B", READY, done("resume"), turn(1, "ask", RECALLED), log(1), FINISHED)
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (twice, kept)), [a, b],
+                            [seen("A", 1, True), seen("A", 2, True), seen("B", 1, True)])
+    first, second, ask = judge_scenario(record, FACT).turns
+    assert (first.verdict, second.verdict, ask.verdict) == (None, Verdict.LOST_SILENTLY, Verdict.KEPT)
+    assert second.evidence == Basis.EVENT_LOG
+    assert second.reason == ("the app saw 2 turn(s) of this session succeed, but the log step B resumed had 1 user "
+                             "message(s) before its resume: the last 1 are missing")
+
+
+def test_a_tell_the_app_was_told_failed_is_failed_loudly_and_unjudged_unless_declared():
+    failed = ActionFailed(t=0.0, action="tell", message="Failed to persist session events", turn=1)
+    for declared, code in ((None, ExitCode.UNJUDGED), ("failed-loudly", ExitCode.AS_EXPECTED)):
+        spec = Step("A", ("create", "tell", "close"), expect_tell=declared)
+        record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (spec,)),
+                                [step("A", READY, done("create"), failed, FINISHED)])
+        [tell] = judge_scenario(record, FACT).turns
+        assert (tell.kind, tell.turn, tell.verdict, tell.evidence) == ("tell", 1, Verdict.FAILED_LOUDLY,
+                                                                       Basis.RUNTIME_ERROR)
+        assert tell.reason == "tell failed: Failed to persist session events"
+        assert exit_code(record) == code
+
+
+def test_each_ask_takes_the_verdict_expected_of_its_place_in_the_step():
+    spec = Step("A", ("create", "tell", "ask", "restart-runtime", "resume", "ask", "close"),
+                expect=("failed-loudly", "kept"))
+    failed = ActionFailed(t=0.0, action="ask", message="Timeout after 60.0s waiting for response completion", turn=2)
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (spec,)),
+                            [step("A", READY, done("create"), turn(1, "tell", "OK"), failed, done("restart-runtime"),
+                                  done("resume"), turn(3, "ask", RECALLED), FINISHED)],
+                            [seen("A", 1, True), seen("A", 3, True)])
+    _, first, second = judge_scenario(record, FACT).turns
+    assert (first.turn, first.verdict, first.expectations[0].met) == (2, Verdict.FAILED_LOUDLY, True)
+    assert (second.turn, second.verdict, second.expectations[0].met) == (3, Verdict.KEPT, True)
+
+
+def test_recovery_is_the_time_from_a_heal_to_the_next_successful_resume():
+    outage = FaultRecord("store-outage", "before-step", injected_at=90.0, healed_at=100.0)
+    b1 = step("B1", READY, ActionFailed(t=95.0, action="resume", message="connection refused"), FINISHED,
+              faults=[outage])
+    b2 = step("B2", READY, done("resume", t=103.5), turn(1, "ask", RECALLED), FINISHED)
+    specs = (Step("B1", ("resume", "ask"), expect="failed-loudly"), Step("B2", ("resume", "ask"), expect="kept"))
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs), [b1, b2], [seen("B2", 1, True)])
+    assert judge_scenario(record, FACT).recoveries == (Recovery("store-outage", "B1", 3.5),)
+    never = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs[:1]), [b1])
+    assert judge_scenario(never, FACT).recoveries == (Recovery("store-outage", "B1", None),)
