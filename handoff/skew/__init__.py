@@ -21,6 +21,7 @@ from handoff.errors import UserError
 from handoff.scenario import SCENARIO_DIR, Scenario, load
 from handoff.skew.expected import EXPECTED_FILE, Pair, Rule, expectation
 from handoff.skew.expected import load as load_rules
+from handoff.skew.expected import load_tell_rules
 
 CELL_FILE = SCENARIO_DIR / "skew" / "cell.toml"
 COMMAND = "skew"  # the command a stored skew run is recorded under
@@ -65,14 +66,16 @@ def plan(chosen: list[Pair], cell_file: Path = CELL_FILE, expected_file: Path = 
     template = load(cell_file)
     if len(template.steps) != 2 or not template.steps[1].asks:
         raise UserError(f"{cell_file}: a skew cell has two steps, the second one asking")
-    rules = load_rules(expected_file)
-    return [_cell(template, created, resumed, expectation(rules, created, resumed))
+    rules, tell_rules = load_rules(expected_file), load_tell_rules(expected_file)
+    return [_cell(template, created, resumed, expectation(rules, created, resumed),
+                  next((rule for rule in tell_rules if rule.matches(created, resumed)), None))
             for created, resumed in product(chosen, chosen)]
 
 
-def _cell(template: Scenario, created: Pair, resumed: Pair, rule: Rule) -> Scenario:
+def _cell(template: Scenario, created: Pair, resumed: Pair, rule: Rule, tell_rule: Rule | None = None) -> Scenario:
     first, second = template.steps
-    steps = (dataclasses.replace(first, runtime=created.runtime, sdk=created.sdk),
+    steps = (dataclasses.replace(first, runtime=created.runtime, sdk=created.sdk,
+                                 expect_tell=tell_rule.expect if tell_rule else first.expect_tell),
              dataclasses.replace(second, runtime=resumed.runtime, sdk=resumed.sdk, expect=rule.expect))
     return dataclasses.replace(template, name=cell_name(created, resumed), steps=steps,
                                title=f"created by runtime {created.runtime} / SDK {created.sdk}, resumed by runtime "

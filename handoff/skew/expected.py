@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from handoff.checker.verdicts import EXPECTABLE
+from handoff.checker.verdicts import EXPECTABLE, TELL_EXPECTABLE
 from handoff.errors import UserError
 from handoff.scenario import SCENARIO_DIR
 from handoff.versions import well_formed
@@ -58,16 +58,28 @@ def load(path: Path = EXPECTED_FILE) -> list[Rule]:
     return [_rule(path, number, table) for number, table in enumerate(tables, 1)]
 
 
-def _rule(path: Path, number: int, table: dict) -> Rule:
+def load_tell_rules(path: Path = EXPECTED_FILE) -> list[Rule]:
+    """The optional ``[[tell_rules]]``: what the creating process's tell is expected to come
+    to (``expect_tell``), for the pairs where it is not simply told."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))  # load() has already read it once
+    tables = data.get("tell_rules", [])
+    if not isinstance(tables, list):
+        raise UserError(f"{path}: tell_rules must be [[tell_rules]] tables")
+    return [_rule(path, number, table, "expect_tell", TELL_EXPECTABLE) for number, table in enumerate(tables, 1)]
+
+
+def _rule(path: Path, number: int, table: dict, key: str = "expect", allowed: tuple[str, ...] = EXPECTABLE) -> Rule:
     def fail(field: str, problem: str) -> UserError:
         return UserError(f"{path}: rule {number}: field '{field}' {problem}")
 
-    unknown = sorted(set(table) - {"expect", "because", *SIDES})
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: rule {number} must be a table")
+    unknown = sorted(set(table) - {key, "because", *SIDES})
     if unknown:
-        raise fail(unknown[0], f"is not a known field (known: expect, because, {', '.join(SIDES)})")
-    expect = table.get("expect")
-    if expect not in EXPECTABLE:
-        raise fail("expect", f"must be one of {', '.join(EXPECTABLE)}, got {expect!r}")
+        raise fail(unknown[0], f"is not a known field (known: {key}, because, {', '.join(SIDES)})")
+    expect = table.get(key)
+    if expect not in allowed:
+        raise fail(key, f"must be one of {', '.join(allowed)}, got {expect!r}")
     because = table.get("because")
     if not isinstance(because, str) or not because.strip():
         raise fail("because", "is missing: say why this is expected, from what was measured")
