@@ -267,14 +267,18 @@ def _remote_hosts(options: list[str], chosen: list) -> dict[str, SshTarget]:
 
 @app.command("list")
 def list_scenarios() -> None:
-    """List the scenarios in the default matrix, in ladder order."""
+    """List the scenarios in the default matrix, in ladder order, then the fault scenarios."""
     try:
-        loaded = scenarios.select([])
+        loaded, faults = scenarios.select([]), scenarios.tagged("faults")
     except UserError as error:
         raise _fail(str(error), 2)
-    width = max((len(item.name) for item in loaded), default=0) + 2
+    width = max((len(item.name) for item in loaded + faults), default=0) + 2
     for item in loaded:
         typer.echo(f"{item.name:{width}}{item.title}")
+    if faults:
+        typer.echo("\nFault scenarios (handoff run --faults):")
+        for item in faults:
+            typer.echo(f"{item.name:{width}}{item.title}")
 
 
 @app.command("runs")
