@@ -100,7 +100,7 @@ def test_copilot_is_judged_on_the_answer_and_explains_a_failure(tmp_path):
     assert done.returncode == 4  # the ask could not be judged: not a contradiction, not a pass
     turns = _turns(out)
     asked = next(turn for turn in turns if turn["scenario"] == "cross-process" and turn["kind"] == "ask")
-    assert asked["verdict"] == "unknown"
+    assert asked["verdict"] == "failed-loudly"  # the app was told: measured nothing, hid nothing
     assert "GitHub Copilot service" in asked["reason"] and "no longer set" not in asked["reason"]
     skipped = next(turn for turn in turns if turn["scenario"] == "cross-machine-shared-dir")
     assert skipped["verdict"] == "skipped" and "no route to the Copilot service" in skipped["reason"]
