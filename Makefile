@@ -62,8 +62,8 @@ handoff: setup
 	$(BIN)/handoff run $(ARGS)
 
 # The fault scenarios (scenarios/fault-*.toml, tagged "faults"): a nemesis kills, cuts
-# off, fills or corrupts, and the checker counts silent losses. About 2 minutes (one of
-# them waits out the SDK's 60-second time-out); not part of the default ladder.
+# off, fills or corrupts, and the checker counts silent losses. Under a minute; not part
+# of the default ladder.
 faults: setup
 	$(BIN)/handoff run --faults $(ARGS)
 
