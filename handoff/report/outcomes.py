@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from handoff.checker.verdicts import ScenarioJudgement, TurnJudgement, Verdict
+from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement, Verdict
+from handoff.report import cells
 
 
 class Standing(StrEnum):
@@ -65,3 +66,20 @@ def in_words(scenario: ScenarioJudgement) -> str:
     if state == Standing.CONTRADICTED:
         return f"{verdicts(scenario)}: NOT as expected ({contradictions(scenario)})"
     return f"{verdicts(scenario)}, {state.value}"
+
+
+def what_went_wrong(judgement: RunJudgement) -> str:
+    """The end of a run's summary: its silent losses, then which scenarios came out not
+    as expected and which could not be judged (empty when none did)."""
+    text = ""
+    losses = judgement.silent_losses
+    if losses:
+        declared = sum(1 for turn in losses if turn.as_expected)
+        text += f"; {cells.plural(len(losses), 'silent loss')} ({declared} declared by their scenario)"
+    contradicted = sorted({turn.scenario for turn in judgement.contradicted})
+    if contradicted:
+        text += f"; NOT as expected: {', '.join(contradicted)}"
+    unjudged = sorted({turn.scenario for turn in judgement.unjudged})
+    if unjudged:
+        text += f"; could not be judged: {', '.join(unjudged)}"
+    return text

@@ -15,6 +15,7 @@ from tabulate import tabulate
 
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
 from handoff.report import cells
+from handoff.report.outcomes import what_went_wrong
 from handoff.runs.record import RunRecord
 from handoff.skew import Pair, pairs_of
 from handoff.versions import key
@@ -84,14 +85,7 @@ def _failures(record: RunRecord, judgement: RunJudgement) -> list[str]:
 def _summary(judgement: RunJudgement) -> str:
     total = len(judgement.scenarios)
     held = sum(1 for turn in judgement.judged if turn.as_expected)
-    text = f"{cells.plural(total, 'cell')}, {held} as expected"
-    contradicted = sorted({turn.scenario for turn in judgement.contradicted})
-    if contradicted:
-        text += f"; NOT as expected: {', '.join(contradicted)}"
-    unjudged = sorted({turn.scenario for turn in judgement.unjudged})
-    if unjudged:
-        text += f"; could not be judged: {', '.join(unjudged)}"
-    return text
+    return f"{cells.plural(total, 'cell')}, {held} as expected" + what_went_wrong(judgement)
 
 
 def _wrapped(text: str, indent: str = "") -> str:

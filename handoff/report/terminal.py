@@ -23,7 +23,7 @@ from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgem
 from handoff.fact import Fact
 from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, Backend
 from handoff.report import cells
-from handoff.report.outcomes import Standing, contradictions, judged_turns, standing
+from handoff.report.outcomes import Standing, contradictions, judged_turns, standing, what_went_wrong
 from handoff.runs.record import RunRecord
 
 WIDTH = 100  # the default output fits a terminal this wide
@@ -215,16 +215,7 @@ def summary(judgement: RunJudgement) -> str:
     held = sum(1 for turn in judged if turn.as_expected)
     text = (f"{cells.plural(len(judgement.scenarios), 'scenario')}, {cells.plural(len(judged), 'judged turn')}, "
             f"{held} as expected")
-    losses = judgement.silent_losses
-    if losses:
-        declared = sum(1 for turn in losses if turn.as_expected)
-        text += f"; {cells.plural(len(losses), 'silent loss')} ({declared} declared by their scenario)"
-    contradicted = sorted({turn.scenario for turn in judgement.contradicted})
-    if contradicted:
-        text += f"; NOT as expected: {', '.join(contradicted)}"
-    unjudged = sorted({turn.scenario for turn in judgement.unjudged})
-    if unjudged:
-        text += f"; could not be judged: {', '.join(unjudged)}"
+    text += what_went_wrong(judgement)
     return textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
 
 
