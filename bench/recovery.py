@@ -1,4 +1,4 @@
-"""Benchmark 7: recovery time per fault kind — from a fault's heal to the next resume
+"""Benchmark 8: recovery time per fault kind — from a fault's heal to the next resume
 that succeeded.
 
 ``handoff run`` of the fault scenarios whose faults heal (the database stopped and
@@ -33,7 +33,7 @@ def healing_scenarios() -> list[str]:
 
 async def run(bench: Bench, rounds: int) -> Section:
     names = healing_scenarios()
-    section = Section("recovery", "7. Recovery time per fault kind: heal → next successful resume",
+    section = Section("recovery", "8. Recovery time per fault kind: heal → next successful resume",
                       method=__doc__.split("\n", 2)[2].strip() + f"\n\nMeasured: {', '.join(names)}; {rounds} round(s).")
     seconds: dict[tuple[str, str], list[float]] = defaultdict(list)
     never: dict[tuple[str, str], int] = defaultdict(int)
