@@ -18,12 +18,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import history, hosts, matrix, overhead, recovery, scale, stores, versions
+from bench import history, hosts, matrix, overhead, recovery, scale, settings, stores, versions
 from bench.machine import command_line, describe, load
 from bench.procs import PROJECT_ROOT, Bench
 from bench.report import Section, terminal, write
 
-BENCHMARKS = ("overhead", "history", "stores", "matrix", "scale", "hosts", "versions", "recovery")
+BENCHMARKS = ("overhead", "history", "stores", "matrix", "scale", "hosts", "versions", "recovery", "settings")
 QUICK_MATRIX = ["same-process", "cross-process", "crash-after-turn", "isolated-store"]
 
 PREAMBLE = """\
@@ -68,6 +68,8 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 5, quick 2)")
     parser.add_argument("--recovery-rounds", type=int, help="recovery: runs of the healing fault scenarios (default 3, "
                                                              "quick 1)")
+    parser.add_argument("--settings-rounds", type=int,
+                        help="settings: rounds, each one handoff per runtime setting (default 7, quick 2)")
     chosen = parser.parse_args(argv)
     unknown = set(chosen.only) - set(BENCHMARKS)
     if unknown:
@@ -91,6 +93,7 @@ def options(argv: list[str]) -> argparse.Namespace:
     default("host_repeats", 5, 2)
     default("version_rounds", 5, 2)
     default("recovery_rounds", 3, 1)
+    default("settings_rounds", 7, 2)
     return chosen
 
 
@@ -107,6 +110,7 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "hosts": lambda: hosts.run(bench, chosen.host_repeats),
         "versions": lambda: versions.run(bench, chosen.version_rounds, warmup=not chosen.quick),
         "recovery": lambda: recovery.run(bench, chosen.recovery_rounds),
+        "settings": lambda: settings.run(bench, chosen.settings_rounds),
     }
     try:
         for name in BENCHMARKS:
