@@ -55,6 +55,8 @@ class RunSettings:
     step_timeout: float = 120.0
     engine: str = "podman"  # the container engine for container hosts
     observer: RunObserver = field(default_factory=Unobserved, compare=False)  # told as scenarios start and end
+    # Seconds each scenario took when it last ran (handoff/runs/costs.py): the order they start in.
+    measured_seconds: dict[str, float] = field(default_factory=dict)
 
 
 class RunServices:
