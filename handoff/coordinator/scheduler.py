@@ -35,6 +35,7 @@ async def run_all(scenarios: list[Scenario], services: RunServices, place: Place
     observer = services.settings.observer
 
     async def bounded(scenario: Scenario) -> ScenarioRecord:
+        await services.ready_for(scenario)  # outside a slot: the others run meanwhile
         await slots.take()
         observer.scenario_started(scenario)
         try:
