@@ -3,7 +3,6 @@
 Scenarios are independent, so they run side by side. They are started longest first, so
 that no long scenario starts last and runs alone; "longest" is what the scenario took when
 it last ran (handoff/runs/costs.py), or a guess from its steps when it has not run yet.
-it last ran (handoff/runs/costs.py), or a guess from its steps when it has not run yet.
 Their records still come back in the order they were given. The run's observer is told as
 each one starts and ends (the coordinator itself never prints). A scenario never raises
 here (its failures are its record's ``crashed``), so one cannot cancel another.
