@@ -95,6 +95,9 @@ class RunServices:
         self._some_need = asyncio.ensure_future(asyncio.gather(
             self._start_database(scenarios),
             *([self.containers.start(self.tracker, self.lan.gateway)] if containers and self.lan else [])))
+        # Its outcome is read (and a Ctrl-C inside it is not reported as never retrieved)
+        # even when no scenario waits for it.
+        self._some_need.add_done_callback(lambda done: done.cancelled() or done.exception())
         try:
             await asyncio.gather(self._start_witness(), self._start_zygote())
         except BaseException:
