@@ -18,12 +18,12 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import history, hosts, matrix, overhead, recovery, scale, stores, versions
+from bench import history, hosts, matrix, overhead, recovery, scale, settings, stores, versions
 from bench.machine import command_line, describe, load
 from bench.procs import PROJECT_ROOT, Bench
 from bench.report import Section, terminal, write
 
-BENCHMARKS = ("overhead", "history", "stores", "matrix", "scale", "hosts", "versions", "recovery")
+BENCHMARKS = ("overhead", "history", "stores", "matrix", "scale", "hosts", "versions", "recovery", "settings")
 QUICK_MATRIX = ["same-process", "cross-process", "crash-after-turn", "isolated-store"]
 
 PREAMBLE = """\
@@ -64,10 +64,15 @@ def options(argv: list[str]) -> argparse.Namespace:
                         help="matrix: also run this checkout of an earlier version (set up with `make setup`) at "
                              "--jobs $(nproc), alternated with this one, to compare the two in one run")
     parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 10,50; quick 10)")
+    parser.add_argument("--scale-levels", type=_ints, help="scale: handoffs at a time on the curve (default 1,2,4,8)")
+    parser.add_argument("--scale-rounds", type=int,
+                        help="scale: the curve's batch per level is this × max(level, 2) handoffs (default 3, quick 1)")
     parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 5, quick 2)")
     parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 5, quick 2)")
     parser.add_argument("--recovery-rounds", type=int, help="recovery: runs of the healing fault scenarios (default 3, "
                                                              "quick 1)")
+    parser.add_argument("--settings-rounds", type=int,
+                        help="settings: rounds, each one handoff per runtime setting (default 7, quick 2)")
     chosen = parser.parse_args(argv)
     unknown = set(chosen.only) - set(BENCHMARKS)
     if unknown:
@@ -88,9 +93,12 @@ def options(argv: list[str]) -> argparse.Namespace:
     default("matrix_runs", 3, 1)
     default("matrix_scenarios", [], QUICK_MATRIX)
     default("scale_sizes", [10, 50], [10])
+    default("scale_levels", [1, 2, 4, 8], [1, 2, 4, 8])
+    default("scale_rounds", 3, 1)
     default("host_repeats", 5, 2)
     default("version_rounds", 5, 2)
     default("recovery_rounds", 3, 1)
+    default("settings_rounds", 7, 2)
     return chosen
 
 
@@ -103,10 +111,11 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "history": lambda: history.run(bench, chosen.history_sizes, chosen.history_repeats, chosen.history_deadline),
         "stores": lambda: stores.run(bench, chosen.store_repeats),
         "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios, chosen.baseline),
-        "scale": lambda: scale.run(bench, chosen.scale_sizes),
+        "scale": lambda: scale.run(bench, chosen.scale_sizes, chosen.scale_levels, chosen.scale_rounds),
         "hosts": lambda: hosts.run(bench, chosen.host_repeats),
         "versions": lambda: versions.run(bench, chosen.version_rounds, warmup=not chosen.quick),
         "recovery": lambda: recovery.run(bench, chosen.recovery_rounds),
+        "settings": lambda: settings.run(bench, chosen.settings_rounds),
     }
     try:
         for name in BENCHMARKS:

@@ -24,7 +24,15 @@ JSON object with the answer and each phase's duration in milliseconds:
     close          session.disconnect()
     teardown       CopilotClient.stop(): the runtime ends
 
-The parent measures the rest (interpreter exit) from the wall time it waited.
+and ``runtime_cpu_s``, the CPU seconds (user + system) of the runtime it started (its only
+child, reaped by ``stop()``). The parent measures the rest (interpreter exit) from the wall
+time it waited.
+
+The runtime-settings benchmark (``bench/settings.py``) changes one setting at a time with
+``--client-options JSON`` / ``--session-options JSON`` (keyword arguments added to
+``CopilotClient(...)`` / to both ``create_session`` and ``resume_session``) and gives a
+``--label`` so the witness can tag each request as evidence (the same headers the tool's
+worker sends).
 """
 
 import time
@@ -34,9 +42,13 @@ _FIRST_LINE_AT = time.monotonic()
 import argparse  # noqa: E402  (the timestamp above must come first)
 import asyncio  # noqa: E402
 import json  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 from handoff.fact import Fact  # noqa: E402
+from handoff.witness.tags import request_tags  # noqa: E402
 
 TURN_TIMEOUT_SECONDS = 120.0
 
@@ -51,6 +63,10 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--fact", default=Fact().value)
     parser.add_argument("--topic", default=Fact().topic)
     parser.add_argument("--spawned-at", type=float, default=None, help="parent's time.monotonic() at spawn")
+    parser.add_argument("--client-options", type=json.loads, default={}, help="JSON: more CopilotClient keywords")
+    parser.add_argument("--session-options", type=json.loads, default={},
+                        help="JSON: more create_session / resume_session keywords")
+    parser.add_argument("--label", default=None, help="tag the witness's requests with this scenario label")
     return parser.parse_args(argv)
 
 
@@ -73,17 +89,20 @@ async def _handoff_side(options: argparse.Namespace, phases: dict[str, float]) -
         "base_url": f"{options.witness}/v1",
         "api_key": "bare-sdk-baseline",
     }
+    if options.label:
+        provider["headers"] = request_tags(options.label, "A" if options.mode == "tell" else "B", "local", fact)
     client = CopilotClient(
         connection=RuntimeConnection.for_stdio(path=options.runtime),
         base_directory=options.home,
         use_logged_in_user=False,
+        **options.client_options,
     )
     await client.start()
     started = lap("runtime_start", started)
     answer = None
     try:
         settings = dict(model="handoff-witness", provider=provider, streaming=False,
-                        on_permission_request=PermissionHandler.approve_all)
+                        on_permission_request=PermissionHandler.approve_all, **options.session_options)
         if options.mode == "tell":
             session = await client.create_session(session_id=options.session_id, **settings)
             prompt = fact.remember_prompt
@@ -97,9 +116,35 @@ async def _handoff_side(options: argparse.Namespace, phases: dict[str, float]) -
         await session.disconnect()
         started = lap("close", started)
     finally:
+        phases_threads = _runtime_threads_cpu()
         await client.stop()
         lap("teardown", started)
+        _THREADS.update(phases_threads)
     return answer
+
+
+_THREADS: dict[str, float] = {}  # the runtime's CPU seconds per thread name, just before stop()
+
+
+def _runtime_threads_cpu() -> dict[str, float]:
+    """CPU seconds of each thread of this process's children (the runtime), summed by the
+    thread's name (main, V8 workers, libuv pool, ...), read from /proc before stop()."""
+    tick = os.sysconf("SC_CLK_TCK")
+    by_name: dict[str, float] = {}
+    try:
+        children = Path(f"/proc/self/task/{os.getpid()}/children").read_text().split()
+    except OSError:
+        return by_name
+    for child in children:
+        for task in Path(f"/proc/{child}/task").glob("*"):
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:
+                continue  # the thread ended meanwhile
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            fields = stat[stat.rindex(")") + 2:].split()
+            by_name[name] = round(by_name.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick, 3)
+    return by_name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     answer = asyncio.run(_handoff_side(options, phases))
     fact = Fact(options.fact, options.topic)
     kept = fact.is_in(answer) if options.mode == "ask" else None
-    print(json.dumps({"mode": options.mode, "answer": answer, "kept": kept, "phases_ms": phases}), flush=True)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the runtime, reaped by stop()
+    print(json.dumps({"mode": options.mode, "answer": answer, "kept": kept, "phases_ms": phases,
+                      "runtime_cpu_s": round(usage.ru_utime + usage.ru_stime, 3), "runtime_threads_s": _THREADS}),
+          flush=True)
     return 0
 
 

@@ -63,13 +63,13 @@ def _spec(bench: Bench, witness: str, label: str, step: str, home: Path, session
 
 
 async def worker_handoff(bench: Bench, witness: str, label: str, fact: Fact, home_a: Path, home_b: Path,
-                         store: str | None = None, on_spawn=None) -> Handoff:
+                         store: str | None = None, on_spawn=None, forked: bool = False) -> Handoff:
     session_id = f"bench-{uuid.uuid4().hex[:18]}"
     started = time.monotonic()
     spec_a = _spec(bench, witness, label, "A", home_a, session_id, ("create", "tell", "close"), fact, store)
-    a = await bench.worker(spec_a, on_spawn=on_spawn)
+    a = await bench.worker(spec_a, on_spawn=on_spawn, forked=forked)
     b = None
     if a.ok:
         spec_b = _spec(bench, witness, label, "B", home_b, session_id, ("resume", "ask", "close"), fact, store)
-        b = await bench.worker(spec_b, on_spawn=on_spawn)
+        b = await bench.worker(spec_b, on_spawn=on_spawn, forked=forked)
     return Handoff(label, session_id, a, b, (time.monotonic() - started) * 1000, fact)

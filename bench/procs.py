@@ -27,6 +27,7 @@ import psutil
 
 from handoff import protocol
 from handoff.hosts.base import Launch, worker_env
+from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
 from handoff.runs.record import RunRecord
 from handoff.runtime_locator import locate_runtime
@@ -107,6 +108,7 @@ class Bench:
         self.runtime_path = locate_runtime()
         self._witness_url: str | None = None
         self._witness_pid: int | None = None
+        self._zygote: Zygote | None = None
         self._counter = 0
 
     # -- temporary places --------------------------------------------------------------
@@ -187,17 +189,30 @@ class Bench:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(asyncio.shield(process.wait()), 10)
 
+    async def zygote(self) -> Zygote:
+        """The tool's zygote (workers forked with the SDK imported, as `handoff run` starts
+        them); started the first time it is asked for."""
+        if self._zygote is None:
+            zygote = Zygote(self.tracker, self.root)
+            await zygote.start()
+            self._zygote = zygote
+        return self._zygote
+
     async def worker(self, spec_json: bytes, timeout: float = STEP_TIMEOUT_SECONDS,
-                     on_spawn=None, launch: Launch = Launch()) -> WorkerRun:
-        """One step in a new `python -m handoff.worker` process, fed a WorkerSpec on stdin as
+                     on_spawn=None, launch: Launch = Launch(), forked: bool = False) -> WorkerRun:
+        """One step in a new `python -m handoff.worker` process (``forked``: a fork of the
+        tool's zygote, as `handoff run` starts a local worker), fed a WorkerSpec on stdin as
         the coordinator does; ``on_spawn(pid)`` lets a caller sample the process's memory;
         ``launch`` starts it with another SDK's interpreter or another runtime's cache."""
         workdir = self.new_dir("worker")
         with (workdir / "stderr").open("wb") as stderr:
             spawned_wall, started = time.time(), time.monotonic()
-            process = await self.tracker.spawn(
-                *launch.command(), stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=workdir, env=launch.environment(worker_env()))
+            if forked:
+                process = await (await self.zygote()).fork(worker_env(), workdir, stderr)
+            else:
+                process = await self.tracker.spawn(
+                    *launch.command(), stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=workdir, env=launch.environment(worker_env()))
             if on_spawn:
                 on_spawn(process.pid)
             run = WorkerRun(Finished(None, 0.0, spawned_wall))

@@ -67,3 +67,15 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> LineFit | None:
         return LineFit(slope, intercept, 1.0)
     r = statistics.correlation(xs, ys)
     return LineFit(slope, intercept, r * r)
+
+
+def percentile(values: Sequence[float], p: float) -> float | None:
+    """The p-th percentile (0-100) by linear interpolation between the closest ranks; with
+    few samples p95 and p99 are close to the maximum, which is what they then honestly are."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    rank = (len(ordered) - 1) * p / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)

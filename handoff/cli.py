@@ -104,6 +104,7 @@ def run(
     from handoff.checker.checks import judge
     from handoff.report import terminal
     from handoff.report.progress import Progress
+    from handoff.runs import costs
     from handoff.runs import store as runs
     from handoff.stores.database import redacted
 
@@ -131,7 +132,7 @@ def run(
         with Progress(chosen, the_fact, chosen_backend, on_start=lambda: typer.echo(plan)) as progress:
             settings = coordinator.RunSettings(fact=the_fact, jobs=jobs, backend=chosen_backend, remote_hosts=remote,
                                                store_url=store, fork_workers=not spawn_workers, engine=engine,
-                                               observer=progress)
+                                               observer=progress, measured_seconds=costs.load(runs_dir))
             record = coordinator.run(chosen, settings, keep)
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
@@ -140,6 +141,7 @@ def run(
     except KeyboardInterrupt:
         raise _fail(_after_interrupt(), ExitCode.INTERRUPTED)
     stored = runs.save(record, runs_dir)
+    costs.update(runs_dir, record)
     judgement = judge(record)
     typer.echo("\n" + terminal.body(record, judgement, wide))  # after the plan: as `handoff report` prints it
     typer.echo(f"\nStored as {record.id} ({stored}): `handoff report {record.id}` shows it again.", err=True)

@@ -1,10 +1,11 @@
 """The scheduler: which scenario runs when, at most ``jobs`` at a time.
 
 Scenarios are independent, so they run side by side. They are started longest first, so
-that no long scenario starts last and runs alone; their records still come back in the
-order they were given. The run's observer is told as each one starts and ends (the
-coordinator itself never prints). A scenario never raises here (its failures are its record's
-``crashed``), so one cannot cancel another.
+that no long scenario starts last and runs alone; "longest" is what the scenario took when
+it last ran (handoff/runs/costs.py), or a guess from its steps when it has not run yet.
+Their records still come back in the order they were given. The run's observer is told as
+each one starts and ends (the coordinator itself never prints). A scenario never raises
+here (its failures are its record's ``crashed``), so one cannot cancel another.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from handoff.runs.record import ScenarioRecord
 from handoff.scenario import LOCAL, Scenario
 
 
-def expected_cost(scenario: Scenario) -> float:
-    """A rough length in seconds, for scheduling only: about a second per step (a worker
-    and its runtime), more on a simulated host, plus the step's waits, and the turn
-    time-out of a step that expects its answer never to arrive."""
+def expected_cost(scenario: Scenario, measured: dict[str, float] | None = None) -> float:
+    """Its length in seconds, for scheduling only: as measured in an earlier run, else about
+    a second per step (a worker and its runtime), more on a simulated host, plus the
+    step's waits, and the turn time-out of a step that expects its answer never to arrive."""
+    if measured and scenario.name in measured:
+        return measured[scenario.name]
     return sum(1.0 + step.wait + (0.5 if step.host != LOCAL else 0.0)
                + (scenario.turn_timeout if step.expect == "undelivered" else 0.0) for step in scenario.steps)
 
@@ -32,6 +35,7 @@ async def run_all(scenarios: list[Scenario], services: RunServices, place: Place
     observer = services.settings.observer
 
     async def bounded(scenario: Scenario) -> ScenarioRecord:
+        await services.ready_for(scenario)  # outside a slot: the others run meanwhile
         await slots.take()
         observer.scenario_started(scenario)
         try:
@@ -41,7 +45,8 @@ async def run_all(scenarios: list[Scenario], services: RunServices, place: Place
         observer.scenario_finished(record)
         return record
 
-    longest_first = sorted(range(len(scenarios)), key=lambda i: expected_cost(scenarios[i]), reverse=True)
+    measured = services.settings.measured_seconds
+    longest_first = sorted(range(len(scenarios)), key=lambda i: expected_cost(scenarios[i], measured), reverse=True)
     tasks = {i: asyncio.create_task(bounded(scenarios[i])) for i in longest_first}
     try:
         await asyncio.gather(*tasks.values())

@@ -18,6 +18,7 @@ which every scenario needs, end the whole run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from urllib.parse import urlsplit
 from dataclasses import dataclass, field
@@ -55,6 +56,8 @@ class RunSettings:
     step_timeout: float = 120.0
     engine: str = "podman"  # the container engine for container hosts
     observer: RunObserver = field(default_factory=Unobserved, compare=False)  # told as scenarios start and end
+    # Seconds each scenario took when it last ran (handoff/runs/costs.py): the order they start in.
+    measured_seconds: dict[str, float] = field(default_factory=dict)
 
 
 class RunServices:
@@ -79,15 +82,36 @@ class RunServices:
         self._servers: list[ThrowawayPostgres] = []  # the run's and the scenarios' own, stopped at close
         self.containers = RunContainers(Engine(settings.engine), run_dir, runtime_path)
         self._container_subnet: str | None = None
+        self._some_need: asyncio.Future | None = None  # the database and the containers' start
 
     async def start(self, scenarios: list[Scenario]) -> None:
         self._start_lan(scenarios)
         containers = any(kind == CONTAINER for s in scenarios for kind in s.hosts.values())
         if containers:  # first: the database must know the container network's subnet
             self._container_subnet = await self.containers.create_network(self.tracker, self.lan_problem)
-        # None of these needs another, and each takes a moment: start them side by side.
-        await asyncio.gather(self._start_witness(), self._start_zygote(), self._start_database(scenarios),
-                             *([self.containers.start(self.tracker, self.lan.gateway)] if containers and self.lan else []))
+        # None of these needs another, and each takes a moment: start them side by side. Every
+        # scenario needs the witness and the zygote; only some need the database or the
+        # containers' image, and the others start while those are still being made (ready_for).
+        self._some_need = asyncio.ensure_future(asyncio.gather(
+            self._start_database(scenarios),
+            *([self.containers.start(self.tracker, self.lan.gateway)] if containers and self.lan else [])))
+        # Its outcome is read (and a Ctrl-C inside it is not reported as never retrieved)
+        # even when no scenario waits for it.
+        self._some_need.add_done_callback(lambda done: done.cancelled() or done.exception())
+        try:
+            await asyncio.gather(self._start_witness(), self._start_zygote())
+        except BaseException:
+            self._some_need.cancel()
+            with contextlib.suppress(BaseException):
+                await self._some_need
+            raise
+
+    async def ready_for(self, scenario: Scenario) -> None:
+        """Wait until what this scenario needs of the run's services has started (or failed
+        to start, which its placement then reports)."""
+        needs = scenario.store == "postgres" or any(kind == CONTAINER for kind in scenario.hosts.values())
+        if needs and self._some_need is not None:
+            await asyncio.shield(self._some_need)
 
     def _start_lan(self, scenarios: list[Scenario]) -> None:
         """A simulated LAN when some scenario has a namespace, ssh or container host that is

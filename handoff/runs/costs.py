@@ -1,0 +1,46 @@
+"""How long each scenario took when it last ran, kept next to the stored runs, so that the
+next run can start the longest scenarios first by what they really cost rather than by a
+guess from their steps.
+
+It is a hint for scheduling only: a missing, stale or unreadable file makes the scheduler
+fall back to its guess, and nothing a scenario proves depends on the order scenarios
+start in. One small JSON object ``{scenario name: seconds}``, written atomically after
+every stored run; a scenario that was skipped or crashed keeps its earlier figure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+from handoff.runs.record import RunRecord
+
+COSTS = "scenario-seconds.json"
+
+
+def load(root: Path) -> dict[str, float]:
+    """The last measured seconds per scenario name; empty when there are none yet."""
+    try:
+        found = json.loads((root / COSTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {name: float(seconds) for name, seconds in found.items()
+            if isinstance(name, str) and isinstance(seconds, (int, float)) and seconds >= 0}
+
+
+def update(root: Path, record: RunRecord) -> None:
+    """Merge this run's scenario times into the file; a failure to write only loses a hint."""
+    measured = {s.name: round(s.seconds, 3) for s in record.scenarios if not s.skipped and not s.crashed and s.steps}
+    if not measured:
+        return
+    merged = {**load(root), **measured}
+    partial = root / f".{COSTS}.{os.getpid()}"
+    with contextlib.suppress(OSError):
+        partial.write_text(json.dumps(merged, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(partial, root / COSTS)
+    with contextlib.suppress(OSError):
+        partial.unlink(missing_ok=True)
