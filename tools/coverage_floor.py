@@ -11,9 +11,9 @@ import coverage
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = 90.0
-VERDICT_CORE = ["handoff/checker/checks.py", "handoff/checker/verdicts.py", "handoff/guard/ids.py",
-                "handoff/guard/gate.py", "handoff/guard/receipt.py", "handoff/eventlog.py", "handoff/fact.py",
-                "handoff/witness/answer.py"]
+VERDICT_CORE = ["handoff/checker/checks.py", "handoff/checker/losses.py", "handoff/checker/verdicts.py",
+                "handoff/guard/ids.py", "handoff/guard/gate.py", "handoff/guard/receipt.py", "handoff/guard/compat.py",
+                "handoff/eventlog.py", "handoff/fact.py", "handoff/witness/answer.py"]
 
 
 def main() -> int:
