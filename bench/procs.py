@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import shutil
 import signal
@@ -105,11 +106,16 @@ class Bench:
     def __init__(self) -> None:
         self.tracker = ProcessTracker()
         self.root = Path(tempfile.mkdtemp(prefix="handoff-bench-"))
-        self.runtime_path = locate_runtime()
         self._witness_url: str | None = None
         self._witness_pid: int | None = None
         self._zygote: Zygote | None = None
         self._counter = 0
+
+    @functools.cached_property
+    def runtime_path(self) -> Path:
+        """The installed runtime, found when a benchmark first needs it (not every part of
+        the bench does, nor the unit tests of its parts)."""
+        return locate_runtime()
 
     # -- temporary places --------------------------------------------------------------
 
