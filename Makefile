@@ -97,7 +97,8 @@ bench: setup
 mutate: setup
 	$(BIN)/pip install --quiet -e '.[mutate]'
 	rm -rf mutants
-	$(BIN)/mutmut run > .state/mutmut.log 2>&1 || { tail -40 .state/mutmut.log; exit 1; }
+	COPILOT_CLI_PATH=$$($(BIN)/python -c 'from handoff.runtime_locator import locate_runtime; print(locate_runtime())') \
+		$(BIN)/mutmut run > .state/mutmut.log 2>&1 || { tail -40 .state/mutmut.log; exit 1; }
 	$(BIN)/python tools/mutation_report.py
 
 # (The worker image stays in the engine; `podman rmi` it by the tag `handoff image tag` prints.)
