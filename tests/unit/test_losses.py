@@ -5,9 +5,12 @@ failed loudly; a failed resume or a session created anew is neither."""
 
 from __future__ import annotations
 
+import msgspec
+
 from handoff.checker.checks import judge_scenario
-from handoff.checker.verdicts import Basis, Expectation, ExitCode, Recovery, RunJudgement, Verdict
-from handoff.protocol import ActionDone, ActionFailed, EventLog
+from handoff.checker.verdicts import (Basis, Expectation, ExitCode, FactSeen, Recovery, RunJudgement, TurnJudgement,
+                                      Verdict)
+from handoff.protocol import ActionDone, ActionFailed, EventLog, Turn
 from handoff.runs.record import FaultRecord, ScenarioRecord
 from handoff.scenario import Scenario, Step
 from tests.unit.test_checker_paths import FACT, FINISHED, READY, RECALLED, seen, step, turn
@@ -127,3 +130,81 @@ def test_recovery_is_the_time_from_a_heal_to_the_next_successful_resume():
     assert judge_scenario(record, FACT).recoveries == (Recovery("store-outage", "B1", 3.5),)
     never = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs[:1]), [b1])
     assert judge_scenario(never, FACT).recoveries == (Recovery("store-outage", "B1", None),)
+
+
+def test_every_turn_of_a_step_that_failed_some_is_judged_whole():
+    """Told, failed loudly, refused and answered turns of one step, each a row of its own in
+    turn order, each with the expectation its place gives it."""
+    spec = Step("A", ("create", "tell", "tell", "ask", "ask", "ask", "close"), expect=("failed-loudly", "kept"))
+    failed_tell = ActionFailed(t=0.0, action="tell", message="disk full", turn=2)
+    failed_ask = ActionFailed(t=0.0, action="ask", message="Execution failed: boom", turn=3)
+    refused_ask = ActionFailed(t=0.0, action="ask", message="not yours", refused=True, turn=5)
+    not_a_turn = ActionFailed(t=0.0, action="metadata", message="Session not found: sid")
+    a = step("A", READY, done("create"), turn(1, "tell", "OK"), failed_tell, failed_ask, turn(4, "ask", RECALLED),
+             refused_ask, not_a_turn, FINISHED)
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (spec,)), [a],
+                            [seen("A", 1, True), seen("A", 4, True)])
+    rows = judge_scenario(record, FACT).turns
+    facts = rows[0].step
+    assert [(r.kind, r.turn) for r in rows] == [("tell", 1), ("tell", 2), ("ask", 3), ("ask", 4)]
+    told, loud_tell, loud_ask, kept = rows
+    assert told == TurnJudgement("s", "tell", 1, facts, answer="OK", fact_reached_model=FactSeen.YES, session="sid")
+    assert loud_tell == TurnJudgement(
+        "s", "tell", 2, facts, fact_reached_model=FactSeen.NO_REQUEST, verdict=Verdict.FAILED_LOUDLY,
+        reason="tell failed: disk full", evidence=Basis.RUNTIME_ERROR, session="sid",
+        expectations=(Expectation("tell", "told", "failed-loudly", None),))
+    assert loud_ask == TurnJudgement(
+        "s", "ask", 3, facts, fact_reached_model=FactSeen.NO_REQUEST, verdict=Verdict.FAILED_LOUDLY,
+        reason="ask failed (not a 'not found'): Execution failed: boom", evidence=Basis.RUNTIME_ERROR, session="sid",
+        expectations=(Expectation("verdict", "failed-loudly", "failed-loudly", True),))
+    assert kept == TurnJudgement(
+        "s", "ask", 4, facts, answer=RECALLED, fact_reached_model=FactSeen.YES, verdict=Verdict.KEPT,
+        reason="answer names the fact and the model was sent it", evidence=Basis.ANSWER_AND_WIRE, session="sid",
+        expectations=(Expectation("verdict", "kept", "kept", True),))
+    assert facts.failures == (failed_tell, failed_ask, refused_ask, not_a_turn)
+
+
+def test_the_reason_of_a_silent_loss_says_what_the_app_was_told_and_what_the_resume_found():
+    record = told_then([done("resume"), turn(1, "ask", FORGOT), msgspec.structs.replace(log(0), unreadable_lines=2)])
+    tell, _ = judge_scenario(record, FACT).turns
+    assert tell.reason == ("the app was told this turn succeeded (it answered 'OK'); step B resumed the session and "
+                           "turn 2 was answered without the fact (answer lacks the fact and the model was not sent "
+                           "it); the resumed log had 0 user message(s) before its resume and 2 unreadable line(s)")
+    quiet = told_then([done("resume"), turn(1, "ask", FORGOT)])  # no event log reported
+    assert judge_scenario(quiet, FACT).turns[0].reason == (
+        "the app was told this turn succeeded (it answered 'OK'); step B resumed the session and turn 2 was answered "
+        "without the fact (answer lacks the fact and the model was not sent it)")
+
+
+def test_a_loss_counts_only_tells_the_model_was_sent_in_the_same_session_after_a_resume_of_it():
+    other = Turn(t=0.0, turn=1, kind="ask", session_id="another", prompt="p", answer=FORGOT, ms=1)
+    resumed_other = ActionDone(t=0.0, action="resume", session_id="another", ms=1)
+    record = told_then([resumed_other, other])
+    assert judge_scenario(record, FACT).turns[0].verdict is None  # another session lost it: not this one
+    unsent = told_then([done("resume"), turn(1, "ask", FORGOT)])
+    unsent.evidence[0] = seen("A", 1, False)  # the tell never reached the model
+    assert judge_scenario(unsent, FACT).turns[0].verdict is None
+    answered_twice = told_then([done("resume"), turn(1, "ask", FORGOT), turn(2, "ask", FORGOT), log(0)],
+                               spec_b=Step("B", ("resume", "ask", "ask", "close"), expect="lost"))
+    answered_twice.evidence.append(seen("B", 2, False))
+    rows = judge_scenario(answered_twice, FACT).turns
+    assert [r.verdict for r in rows] == [Verdict.LOST_SILENTLY, Verdict.LOST, Verdict.LOST]
+    assert "turn 2 was answered" in rows[0].reason  # the first finder names it
+
+
+def test_a_log_short_of_turns_names_only_the_last_ones_and_never_an_ask():
+    kept = Step("B", ("resume", "ask", "close"), expect="kept")
+    a = step("A", READY, done("create"), turn(1, "tell", "OK"), turn(2, "ask", RECALLED), turn(3, "tell", "OK"),
+             FINISHED)
+    b = step("B", READY, done("resume"), turn(1, "ask", RECALLED), log(1), FINISHED)
+    spec_a = Step("A", ("create", "tell", "ask", "tell", "close"), expect="kept")
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (spec_a, kept)), [a, b],
+                            [seen("A", 1, True), seen("A", 2, True), seen("A", 3, True), seen("B", 1, True)])
+    rows = judge_scenario(record, FACT).turns
+    assert [(r.kind, r.verdict) for r in rows] == [("tell", None), ("ask", Verdict.KEPT),
+                                                  ("tell", Verdict.LOST_SILENTLY), ("ask", Verdict.KEPT)]
+    assert rows[2].reason.startswith("the app saw 3 turn(s) of this session succeed, but the log step B resumed had "
+                                     "1 user message(s) before its resume: the last 2 are missing")
+    not_resumed = step("B", READY, done("create"), turn(1, "ask", RECALLED), log(0), FINISHED)
+    record.steps[1] = not_resumed
+    assert all(r.verdict != Verdict.LOST_SILENTLY for r in judge_scenario(record, FACT).turns)
