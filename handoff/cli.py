@@ -8,6 +8,7 @@ be judged (unknown, crashed) or nothing was judged at all; 130 interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -109,7 +110,7 @@ def run(
     from handoff.stores.database import redacted
 
     runs_dir = runs_dir or runs.RUNS_DIR
-    try:
+    with _run_failures():
         chosen_backend = backends.choose(backend, model, provider_url, api_key_env)
         the_fact = inputs.fact(fact, topic)
         if faults and names:
@@ -134,12 +135,6 @@ def run(
                                                store_url=store, fork_workers=not spawn_workers, engine=engine,
                                                observer=progress, measured_seconds=costs.load(runs_dir))
             record = coordinator.run(chosen, settings, keep)
-    except UserError as error:
-        raise _fail(str(error), ExitCode.BAD_INPUT)
-    except coordinator.CoordinatorError as error:
-        raise _fail(str(error), ExitCode.TOOL_FAILED)
-    except KeyboardInterrupt:
-        raise _fail(_after_interrupt(), ExitCode.INTERRUPTED)
     stored = runs.save(record, runs_dir)
     costs.update(runs_dir, record)
     judgement = judge(record)
@@ -180,7 +175,7 @@ def skew(
     from handoff.runs import store as runs
 
     runs_dir = runs_dir or runs.RUNS_DIR
-    try:
+    with _run_failures():
         the_fact = inputs.fact(fact, topic)
         runtimes, sdks = grid.chosen_versions(runtime or [], sdk or [])
         cells = grid.plan(grid.pairs(runtimes, sdks))
@@ -192,12 +187,6 @@ def skew(
         typer.echo(f"{len(cells)} cells: runtime {', '.join(runtimes)} × SDK {', '.join(sdks)}, both ways, "
                    f"{jobs} at a time ...", err=True)
         record = coordinator.run(cells, coordinator.RunSettings(fact=the_fact, jobs=jobs), command=grid.COMMAND)
-    except UserError as error:
-        raise _fail(str(error), ExitCode.BAD_INPUT)
-    except coordinator.CoordinatorError as error:
-        raise _fail(str(error), ExitCode.TOOL_FAILED)
-    except KeyboardInterrupt:
-        raise _fail(_after_interrupt(), ExitCode.INTERRUPTED)
     stored = runs.save(record, runs_dir)
     judgement = judge(record)
     typer.echo(report.rendered(record, judgement, "table"))
@@ -210,6 +199,22 @@ def skew(
 def _write_html(path: Path, record, judgement) -> None:
     _write_atomically(path, report.rendered(record, judgement, "html").encode())
     typer.echo(f"HTML report: {path} (one file; open it in a browser, e.g. file://{path.absolute()})", err=True)
+
+
+@contextlib.contextmanager
+def _run_failures():
+    """What ends a run early, as its exit code: bad input 2, the tool failing 3, Ctrl-C
+    130 (saying truly whether everything was removed)."""
+    from handoff import coordinator
+
+    try:
+        yield
+    except UserError as error:
+        raise _fail(str(error), ExitCode.BAD_INPUT)
+    except coordinator.CoordinatorError as error:
+        raise _fail(str(error), ExitCode.TOOL_FAILED)
+    except KeyboardInterrupt:
+        raise _fail(_after_interrupt(), ExitCode.INTERRUPTED)
 
 
 def _after_interrupt() -> str:
