@@ -17,9 +17,11 @@ RUNTIME_PEAK_BYTES = 512 * MIB  # a worker and its runtime, above the highest pe
 
 
 def runtimes_at_once(scenario: Scenario) -> int:
-    """The most runtimes one running scenario holds at the same time."""
+    """The most runtimes one running scenario's slot may hold at the same time: two while a
+    step resumes a session a second runtime has open, and two while a step sits out a turn
+    time-out (its runtime idles on, and the slot is lent to another scenario meanwhile)."""
     concurrent = any(action.startswith("concurrent-") for step in scenario.steps for action in step.actions)
-    return 2 if concurrent else 1
+    return 2 if concurrent or any(step.waits_out_a_turn for step in scenario.steps) else 1
 
 
 def bytes_per_job(scenarios: list[Scenario]) -> int:

@@ -138,6 +138,11 @@ class Step:
     def tells(self) -> bool:
         return "tell" in self.actions or "concurrent-resume-and-ask" in self.actions
 
+    @property
+    def waits_out_a_turn(self) -> bool:
+        """An ask whose answer is expected never to arrive: the step sits out the turn time-out."""
+        return "undelivered" in (self.expect if isinstance(self.expect, tuple) else (self.expect,))
+
 
 @dataclass(frozen=True)
 class Scenario:

@@ -1,8 +1,8 @@
 """One scenario, start to end: its hosts, its steps in order, the id passed along.
 
 For each step it prepares the home the step names, waits if the step asks to (giving its
-slot to another scenario meanwhile), builds the worker's spec and has the step driver run
-it. The session id travels from step to step here, as an app would pass it from one
+slot to another scenario meanwhile, as it does during a step that sits out a turn
+time-out), builds the worker's spec and has the step driver run it. The session id travels from step to step here, as an app would pass it from one
 device to the next: each step gets the id the previous steps ended up with.
 
 Whatever goes wrong while setting up or running the scenario — a host that does not come
@@ -107,7 +107,8 @@ class ScenarioRun:
             versioned, runtime_path = step_versions(step)
             launch = replace(versioned, anonymous_home=step.home == "anonymous", restart=step.restart)
             spec = self._spec(step, host, home, step_id, runtime_path or self.services.runtime_path, faults)
-            await self.driver.run(spec, host, home, self.workdir, step_record, faults, target, launch)
+            async with self._lent_slot(step.waits_out_a_turn):
+                await self.driver.run(spec, host, home, self.workdir, step_record, faults, target, launch)
             reported = step_record.view().reported_session_id
             if step.session == "passed" and reported:
                 if not safe_id(reported):  # it is about to name directories: refuse it here
@@ -118,9 +119,22 @@ class ScenarioRun:
 
     async def _wait(self, seconds: float) -> None:
         """Waiting costs no CPU: let another scenario run meanwhile."""
+        async with self._lent_slot(True):
+            await asyncio.sleep(seconds)
+
+    @contextlib.asynccontextmanager
+    async def _lent_slot(self, lend: bool):
+        """Give the scenario's slot to another while this one mostly waits, and take the
+        next free one when it is done (before any scenario not yet started). A step that
+        sits out a turn time-out works for a second or two (a runtime started, a resume,
+        a question sent) and then waits the rest of the time-out doing nothing: on 2 cores
+        holding its slot left a core idle for most of 20 s of the matrix."""
+        if not lend:
+            yield
+            return
         await self.slots.give_back()
         try:
-            await asyncio.sleep(seconds)
+            yield
         finally:
             await self.slots.take(returning=True)
 

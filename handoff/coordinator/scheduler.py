@@ -27,7 +27,7 @@ def expected_cost(scenario: Scenario, measured: dict[str, float] | None = None) 
     if measured and scenario.name in measured:
         return measured[scenario.name]
     return sum(1.0 + step.wait + (0.5 if step.host != LOCAL else 0.0)
-               + (scenario.turn_timeout if step.expect == "undelivered" else 0.0) for step in scenario.steps)
+               + (scenario.turn_timeout if step.waits_out_a_turn else 0.0) for step in scenario.steps)
 
 
 async def run_all(scenarios: list[Scenario], services: RunServices, place: Placement = open_hosts) -> list[ScenarioRecord]:

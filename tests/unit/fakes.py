@@ -20,6 +20,7 @@ from handoff.hosts.base import Host
 from handoff.protocol import Finished, Ready, Turn, WorkerSpec, encode
 
 HANG = object()  # in a script: stop here until the worker is killed
+# An asyncio.Event in a script: stop here until somebody else sets it.
 WAIT_RELEASE = object()  # in a script: stop here until the coordinator writes a release line
 _pids = itertools.count(900_000)
 
@@ -85,6 +86,9 @@ class FakeWorker:
             if item is WAIT_RELEASE:
                 await self.released.wait()
                 self.released.clear()
+                continue
+            if isinstance(item, asyncio.Event):
+                await item.wait()
                 continue
             line = item.encode() + b"\n" if isinstance(item, str) else encode(item)
             self.stdout.feed_data(line)

@@ -18,6 +18,11 @@ def test_a_scenario_that_resumes_concurrently_needs_two_runtimes_at_once():
     assert capacity.bytes_per_job([plain, concurrent]) == 2 * capacity.RUNTIME_PEAK_BYTES
 
 
+def test_a_scenario_that_sits_out_a_turn_time_out_counts_its_idle_runtime_beside_the_slot_it_lends():
+    [old] = _named("resume-on-old-runtime")
+    assert capacity.runtimes_at_once(old) == 2
+
+
 def test_jobs_are_lowered_to_what_memory_holds_but_never_below_one():
     per_job = capacity.bytes_per_job(_named("cross-process"))
     assert capacity.jobs_that_fit(8, per_job, 64 * GIB) == 8  # plenty: as asked

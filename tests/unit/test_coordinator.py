@@ -188,6 +188,38 @@ def test_a_waiting_step_gives_its_slot_back_and_takes_it_again(tmp_path, waits):
     assert len(host.workers) == 2 and not record.crashed
 
 
+def test_a_step_that_sits_out_a_turn_time_out_lends_its_slot_meanwhile(tmp_path):
+    """One slot: the scenario whose step waits for an answer that never comes (it goes
+    first, being the longest) lets the other run meanwhile, and gets its slot back to end."""
+    runs = services(tmp_path, timeout=2.0)
+    other_done = asyncio.Event()
+
+    def waits_for_the_other(spec):
+        yield ready(spec)
+        yield other_done  # what waiting out the time-out looks like from here: nothing, for a while
+        yield finished()
+
+    def b_then_done(spec):
+        yield from b_worker(spec)
+        other_done.set()
+
+    scripts = {"sits-out": by_step(A=a_worker, B=waits_for_the_other), "other": by_step(A=a_worker, B=b_then_done)}
+    order = []
+
+    def place(chosen, _services, _workdir, hosts):
+        order.append(chosen.name)
+        hosts[LOCAL] = FakeHost(LOCAL, scripts[chosen.name], runs.tracker)
+
+    chosen = [Scenario("other", "T", "P", "D", (A, B)),
+              Scenario("sits-out", "T", "P", "D", (A, Step("B", ("resume", "ask", "close"), expect="undelivered")),
+                       turn_timeout=20)]
+    records = asyncio.run(run_all(chosen, runs, place))
+    assert order == ["sits-out", "other"]
+    waited = records[1].steps[1]
+    assert not waited.timed_out and waited.exit_code == 0  # it ended: the other scenario ran inside the wait
+    assert [len(r.steps) for r in records] == [2, 2] and not any(r.crashed for r in records)
+
+
 # Steps that name versions
 
 @pytest.fixture
