@@ -2,8 +2,9 @@
 tables, write BENCHMARKS.md.
 
 The default (``make bench``) is the full pass, sized to take about 10 minutes on a
-2-core machine; ``--quick`` is a smoke pass of a few minutes with fewer repeats and a
-smaller matrix, whose numbers are only indicative. Every option below overrides one
+2-core machine; ``--quick`` is a smoke pass of under 2 minutes: every section once, with
+one or two repeats, a smaller matrix and fewer sizes and settings, whose numbers are only
+indicative (ratios from one or two pairs decide nothing). Every option below overrides one
 knob of either pass. Exit code: 0 when every measured run kept the fact and exited as
 expected, 1 when some did not (they are listed under "Problems"), 130 on Ctrl-C.
 """
@@ -24,7 +25,7 @@ from bench.procs import PROJECT_ROOT, Bench
 from bench.report import Section, terminal, write
 
 BENCHMARKS = ("overhead", "history", "stores", "matrix", "scale", "hosts", "versions", "recovery", "settings")
-QUICK_MATRIX = ["same-process", "cross-process", "crash-after-turn", "isolated-store"]
+QUICK_MATRIX = ["same-process", "cross-process", "isolated-store"]
 
 PREAMBLE = """\
 Written by `make bench` (`python -m bench`); see `bench/` for how each number is taken.
@@ -47,32 +48,36 @@ def _names(text: str) -> list[str]:
 
 def options(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a faster, rougher pass (a few minutes)")
+    parser.add_argument("--quick", action="store_true", help="a faster, rougher pass (under 2 minutes)")
     parser.add_argument("--only", type=_names, default=list(BENCHMARKS),
                         help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
     parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
-    parser.add_argument("--pairs", type=int, help="overhead: tool/bare pairs (default 7, quick 3)")
-    parser.add_argument("--history-sizes", type=_ints, help="history: turns per session (default 1,10,100,1000; quick 1,10,100)")
-    parser.add_argument("--history-repeats", type=int, help="history: cold resumes per size (default 3, quick 2)")
+    parser.add_argument("--pairs", type=int, help="overhead: tool/bare pairs (default 7, quick 2)")
+    parser.add_argument("--history-sizes", type=_ints, help="history: turns per session (default 1,10,100,1000; quick 1,30)")
+    parser.add_argument("--history-repeats", type=int, help="history: cold resumes per size (default 3, quick 1)")
     parser.add_argument("--history-deadline", type=float,
                         help="history: seconds the build may take before the longest session is capped (default 240)")
-    parser.add_argument("--store-repeats", type=int, help="stores: handoffs per store (default 3, quick 2)")
+    parser.add_argument("--store-repeats", type=int, help="stores: handoffs per store (default 3, quick 1)")
     parser.add_argument("--matrix-runs", type=int, help="matrix: runs per --jobs setting (default 3, quick 1)")
     parser.add_argument("--matrix-scenarios", type=_names,
-                        help="matrix: comma-separated scenarios (default: the whole default matrix; quick: 4 local ones)")
+                        help="matrix: comma-separated scenarios (default: the whole default matrix; quick: 3 local ones)")
     parser.add_argument("--baseline", type=Path, metavar="DIR",
                         help="matrix: also run this checkout of an earlier version (set up with `make setup`) at "
                              "--jobs $(nproc), alternated with this one, to compare the two in one run")
-    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 10,50; quick 10)")
-    parser.add_argument("--scale-levels", type=_ints, help="scale: handoffs at a time on the curve (default 1,2,4,8)")
+    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 10,50; quick 4)")
+    parser.add_argument("--scale-levels", type=_ints, help="scale: handoffs at a time on the curve (default 1,2,4,8; "
+                                                           "quick 1,2,4)")
     parser.add_argument("--scale-rounds", type=int,
                         help="scale: the curve's batch per level is this × max(level, 2) handoffs (default 3, quick 1)")
-    parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 5, quick 2)")
-    parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 5, quick 2)")
+    parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 5, quick 1)")
+    parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 5, quick 1)")
     parser.add_argument("--recovery-rounds", type=int, help="recovery: runs of the healing fault scenarios (default 3, "
                                                              "quick 1)")
     parser.add_argument("--settings-rounds", type=int,
-                        help="settings: rounds, each one handoff per runtime setting (default 7, quick 2)")
+                        help="settings: rounds, each one handoff per runtime setting (default 7, quick 1)")
+    parser.add_argument("--settings", type=_names, dest="settings_names",
+                        help=f"settings: which ones (default: all {len(settings.SETTINGS)}; quick: "
+                             f"{', '.join(settings.QUICK)})")
     chosen = parser.parse_args(argv)
     unknown = set(chosen.only) - set(BENCHMARKS)
     if unknown:
@@ -85,20 +90,25 @@ def options(argv: list[str]) -> argparse.Namespace:
         if getattr(chosen, name) is None:
             setattr(chosen, name, fast if quick else full)
 
-    default("pairs", 7, 3)
-    default("history_sizes", [1, 10, 100, 1000], [1, 10, 100])
-    default("history_repeats", 3, 2)
-    default("history_deadline", 240.0, 60.0)
-    default("store_repeats", 3, 2)
+    default("pairs", 7, 2)
+    default("history_sizes", [1, 10, 100, 1000], [1, 30])
+    default("history_repeats", 3, 1)
+    default("history_deadline", 240.0, 30.0)
+    default("store_repeats", 3, 1)
     default("matrix_runs", 3, 1)
     default("matrix_scenarios", [], QUICK_MATRIX)
-    default("scale_sizes", [10, 50], [10])
-    default("scale_levels", [1, 2, 4, 8], [1, 2, 4, 8])
+    default("scale_sizes", [10, 50], [4])
+    default("scale_levels", [1, 2, 4, 8], [1, 2, 4])
     default("scale_rounds", 3, 1)
-    default("host_repeats", 5, 2)
-    default("version_rounds", 5, 2)
+    default("host_repeats", 5, 1)
+    default("version_rounds", 5, 1)
     default("recovery_rounds", 3, 1)
-    default("settings_rounds", 7, 2)
+    default("settings_rounds", 7, 1)
+    default("settings_names", [s.name for s in settings.SETTINGS], list(settings.QUICK))
+    unknown_settings = set(chosen.settings_names) - {s.name for s in settings.SETTINGS}
+    if unknown_settings:
+        parser.error(f"--settings: unknown setting {', '.join(sorted(unknown_settings))} "
+                     f"(choose from {', '.join(s.name for s in settings.SETTINGS)})")
     return chosen
 
 
@@ -115,7 +125,8 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "hosts": lambda: hosts.run(bench, chosen.host_repeats),
         "versions": lambda: versions.run(bench, chosen.version_rounds, warmup=not chosen.quick),
         "recovery": lambda: recovery.run(bench, chosen.recovery_rounds),
-        "settings": lambda: settings.run(bench, chosen.settings_rounds),
+        "settings": lambda: settings.run(bench, chosen.settings_rounds, settings.named(chosen.settings_names),
+                                         warmup=not chosen.quick),
     }
     try:
         for name in BENCHMARKS:

@@ -33,6 +33,9 @@ from bench.stats import Summary, fmt
 MATRIX_TIMEOUT_SECONDS = 900.0
 
 
+NEW_INTERPRETER_HOSTS = ("container", "ssh")  # a worker there cannot be forked from this machine's zygote
+
+
 @dataclass(frozen=True)
 class CpuSplit:
     """CPU seconds of one matrix run."""
@@ -41,10 +44,20 @@ class CpuSplit:
     runtimes: float  # every worker's runtime, with the commands it ran
     workers: float  # the worker processes themselves
     lifecycles: int  # workers that reported, each with its runtime (two for a concurrent resume)
+    new_interpreters: float = 0.0  # of ``workers``: those started as a new Python, which imports the SDK
+    new_interpreter_count: int = 0
 
     @property
     def rest(self) -> float:
         return self.total - self.runtimes - self.workers
+
+
+def started_anew(scenario, step_name: str) -> bool:
+    """Whether ``handoff run`` starts this step's worker as a new interpreter rather than a
+    fork of its zygote: in a container or over SSH (another machine's process), or with
+    another SDK than the zygote has imported (that SDK's own virtual environment)."""
+    step = next((s for s in scenario.steps if s.name == step_name), None)
+    return scenario.hosts.get(step.host if step else "", "") in NEW_INTERPRETER_HOSTS or bool(step and step.sdk)
 
 
 def _children_cpu() -> float:
@@ -57,9 +70,12 @@ def cpu_split(total: float, results_json: Path) -> CpuSplit | None:
     record = run_record(results_json)
     if record is None:
         return None
-    reports = [finished.cpu_s for scenario in record.scenarios for step in scenario.steps
+    reports = [(finished.cpu_s, started_anew(scenario.scenario, step.step))
+               for scenario in record.scenarios for step in scenario.steps
                if (finished := step.view().finished) is not None and finished.cpu_s is not None]
-    return CpuSplit(total, sum(r.runtime for r in reports), sum(r.worker for r in reports), len(reports))
+    anew = [cpu.worker for cpu, new in reports if new]
+    return CpuSplit(total, sum(cpu.runtime for cpu, _ in reports), sum(cpu.worker for cpu, _ in reports),
+                    len(reports), sum(anew), len(anew))
 
 
 @dataclass(frozen=True)
@@ -136,17 +152,33 @@ async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | No
                 f"({many.median / before.median:.2f}× the baseline's time; ratio of medians).")
     every = [split for setting in settings for split in splits[setting]]
     if every and many:
-        runtimes = Summary.of(s.runtimes for s in every)
-        per_runtime = Summary.of(s.runtimes / s.lifecycles for s in every if s.lifecycles)
-        share = Summary.of(s.runtimes / s.total for s in every if s.total)
-        section.findings.append(
-            f"The runtimes alone take {runtimes.median:.1f} CPU-s per run ({share.median:.0%} of the run's CPU; "
-            f"{per_runtime.median:.2f} CPU-s per worker's runtime: started, worked, stopped), so on {parallel} cores no run of this "
-            f"matrix can take less than {runtimes.median / parallel:.1f} s however little the tool does; "
-            f"--jobs {parallel} took {many.median / 1000:.1f} s.")
+        _floor_findings(section, every, many.median / 1000, parallel)
     if summary_line:
         section.findings.append(f"Last counted run said: \"{summary_line.strip()}\"")
     return section
+
+
+def _floor_findings(section: Section, every: list[CpuSplit], wall_s: float, parallel: int) -> None:
+    """How far the parallel run is from what the runtimes alone cost, and what the rest is."""
+    def median(values) -> float:
+        return Summary.of(values).median
+
+    runtimes = median(s.runtimes for s in every)
+    floor = runtimes / parallel
+    section.findings.append(
+        f"The runtimes alone take {runtimes:.1f} CPU-s per run ({median(s.runtimes / s.total for s in every):.0%} of "
+        f"the run's CPU; {median(s.runtimes / s.lifecycles for s in every if s.lifecycles):.2f} CPU-s per worker's "
+        f"runtime: started, worked, stopped), so on {parallel} cores no run of this matrix can take less than "
+        f"{floor:.1f} s however little the tool does; --jobs {parallel} took {wall_s:.1f} s, "
+        f"**{wall_s / floor:.2f}× that floor**.")
+    anew, count = median(s.new_interpreters for s in every), median(s.new_interpreter_count for s in every)
+    forked = median(s.workers - s.new_interpreters for s in every)
+    section.findings.append(
+        f"Above the floor, per run (CPU-s, medians): {anew:.1f} in the {count:.0f} workers started as a new "
+        f"interpreter (in a container, over SSH, or with another SDK: each imports the SDK, about 1 CPU-s, and the "
+        f"rung needs that new process), {forked:.1f} in the forked workers, {median(s.rest for s in every):.1f} in "
+        f"everything else; with the new interpreters counted as part of the floor it is "
+        f"{(runtimes + anew) / parallel:.1f} s, and the run took {wall_s / ((runtimes + anew) / parallel):.2f}× that.")
 
 
 def _cpu_cells(splits: list[CpuSplit]) -> list[str]:

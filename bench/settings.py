@@ -8,7 +8,7 @@ handoff per setting (process A creates and tells, a new process B resumes the sa
 from the same home and asks), the settings in a new order each round (rotated, so none
 always runs first or after the same neighbour); every setting runs once per round, in
 one run of the benchmark. One handoff with the defaults first warms the machine's caches
-and is not counted.
+and is not counted (the quick pass skips it, and runs only a few settings).
 
 Per handoff: the runtime's start (``CopilotClient.start()``, A and B), A's create and
 first turn, B's resume and ask turn, and the CPU seconds of both runtimes (each bare
@@ -70,6 +70,13 @@ SETTINGS = (
     Setting("session telemetry off", "enable_session_telemetry=False", session={"enable_session_telemetry": False}),
     Setting("COPILOT_OFFLINE=1", "the runtime's offline switch (environment)", env={"COPILOT_OFFLINE": "1"}),
 )
+
+QUICK = ("default", "log level none", "no tools")  # the quick pass: a look at the numbers, no verdicts
+
+
+def named(names: list[str]) -> tuple[Setting, ...]:
+    """The settings of those names, the default always among them (the others are judged against it)."""
+    return tuple(s for s in SETTINGS if s is DEFAULT or s.name in names)
 
 
 @dataclass
@@ -139,13 +146,14 @@ async def trial(bench: Bench, setting: Setting, number: int) -> Trial:
     return result
 
 
-async def run(bench: Bench, rounds: int, chosen: tuple[Setting, ...] = SETTINGS) -> Section:
+async def run(bench: Bench, rounds: int, chosen: tuple[Setting, ...] = SETTINGS, warmup: bool = True) -> Section:
     section = Section("settings", "9. Runtime settings: what a runtime costs, and what changes that",
                       method=__doc__.split("\n", 3)[3].strip() + f"\n\nRounds: {rounds}.")
     trials: dict[str, list[Trial]] = {s.name: [] for s in chosen}
     same: dict[str, list[bool]] = {s.name: [] for s in chosen}
     cpu_vs_default: dict[str, list[float]] = {s.name: [] for s in chosen}
-    await trial(bench, DEFAULT, 0)  # warm-up, not counted: the first runtime of a run pays for cold caches
+    if warmup:  # not counted: the first runtime of a run pays for cold caches
+        await trial(bench, DEFAULT, 0)
     number = 0
     for round_number in range(rounds):
         shift = round_number % len(chosen)

@@ -42,6 +42,19 @@ def test_the_split_sums_what_the_workers_reported_and_leaves_the_rest(tmp_path):
     assert split.rest == pytest.approx(10.0 - 1.55 - 0.74)
 
 
+def test_workers_started_as_new_interpreters_are_told_apart_from_forked_ones(tmp_path):
+    reported = Finished(t=1.0, ok=True, cpu_s=Cpu(worker=1.0, runtime=0.5))
+    steps = (Step("A", ("create",)), Step("B", ("resume",), host="box"), Step("C", ("resume",), sdk="1.0.24"),
+             Step("D", ("resume",), host="ns"))
+    chosen = Scenario("s", "T", "P", "D", steps, hosts={"box": "container", "ns": "namespace"})
+    records = [StepRecord(step.name, step.host, "shared", "home", "x",
+                          lines=[encode(e).decode() for e in (READY, reported)]) for step in steps]
+    path = tmp_path / "results.json"
+    path.write_bytes(msgspec.json.encode(_record(ScenarioRecord("s", chosen, steps=records))))
+    split = cpu_split(10.0, path)
+    assert (split.new_interpreter_count, split.new_interpreters, split.workers) == (2, 2.0, 4.0)
+
+
 def test_no_split_without_a_readable_results_file(tmp_path):
     assert cpu_split(1.0, tmp_path / "missing.json") is None
     (tmp_path / "bad.json").write_text("{")
