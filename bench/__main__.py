@@ -2,7 +2,8 @@
 tables, write BENCHMARKS.md.
 
 The default (``make bench``) is the full pass, sized to take about 10 minutes on a
-2-core machine; ``--quick`` is a smoke pass of under 2 minutes: every section once, with
+2-core machine (when `make runtimes` has run; sections whose versions are missing are
+shorter); ``--quick`` is a smoke pass of under 2 minutes: every section once, with
 one or two repeats, a smaller matrix and fewer sizes and settings, whose numbers are only
 indicative (ratios from one or two pairs decide nothing). Every option below overrides one
 knob of either pass. Exit code: 0 when every measured run kept the fact and exited as
@@ -56,22 +57,26 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--history-sizes", type=_ints, help="history: turns per session (default 1,10,100,1000; quick 1,30)")
     parser.add_argument("--history-repeats", type=int, help="history: cold resumes per size (default 3, quick 1)")
     parser.add_argument("--history-deadline", type=float,
-                        help="history: seconds the build may take before the longest session is capped (default 240)")
+                        help="history: seconds the build may take before the longest session is capped (default 60, "
+                             "quick 30)")
     parser.add_argument("--store-repeats", type=int, help="stores: handoffs per store (default 3, quick 1)")
     parser.add_argument("--matrix-runs", type=int, help="matrix: runs per --jobs setting (default 3, quick 1)")
+    parser.add_argument("--matrix-serial", action="store_true",
+                        help="matrix: also run --jobs 1, alternated with --jobs $(nproc), for the speed-up (adds about "
+                             "2.5 minutes per run on 2 cores)")
     parser.add_argument("--matrix-scenarios", type=_names,
                         help="matrix: comma-separated scenarios (default: the whole default matrix; quick: 3 local ones)")
     parser.add_argument("--baseline", type=Path, metavar="DIR",
                         help="matrix: also run this checkout of an earlier version (set up with `make setup`) at "
                              "--jobs $(nproc), alternated with this one, to compare the two in one run")
-    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 10,50; quick 4)")
+    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 20; quick 4)")
     parser.add_argument("--scale-levels", type=_ints, help="scale: handoffs at a time on the curve (default 1,2,4,8; "
                                                            "quick 1,2,4)")
     parser.add_argument("--scale-rounds", type=int,
-                        help="scale: the curve's batch per level is this × max(level, 2) handoffs (default 3, quick 1)")
-    parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 5, quick 1)")
-    parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 5, quick 1)")
-    parser.add_argument("--recovery-rounds", type=int, help="recovery: runs of the healing fault scenarios (default 3, "
+                        help="scale: the curve's batch per level is this × max(level, 2) handoffs (default 2, quick 1)")
+    parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 3, quick 1)")
+    parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 3, quick 1)")
+    parser.add_argument("--recovery-rounds", type=int, help="recovery: runs of the healing fault scenarios (default 2, "
                                                              "quick 1)")
     parser.add_argument("--settings-rounds", type=int,
                         help="settings: rounds, each one handoff per runtime setting (default 7, quick 1)")
@@ -93,16 +98,16 @@ def options(argv: list[str]) -> argparse.Namespace:
     default("pairs", 7, 2)
     default("history_sizes", [1, 10, 100, 1000], [1, 30])
     default("history_repeats", 3, 1)
-    default("history_deadline", 240.0, 30.0)
+    default("history_deadline", 60.0, 30.0)
     default("store_repeats", 3, 1)
     default("matrix_runs", 3, 1)
     default("matrix_scenarios", [], QUICK_MATRIX)
-    default("scale_sizes", [10, 50], [4])
+    default("scale_sizes", [20], [4])
     default("scale_levels", [1, 2, 4, 8], [1, 2, 4])
-    default("scale_rounds", 3, 1)
-    default("host_repeats", 5, 1)
-    default("version_rounds", 5, 1)
-    default("recovery_rounds", 3, 1)
+    default("scale_rounds", 2, 1)
+    default("host_repeats", 3, 1)
+    default("version_rounds", 3, 1)
+    default("recovery_rounds", 2, 1)
     default("settings_rounds", 7, 1)
     default("settings_names", [s.name for s in settings.SETTINGS], list(settings.QUICK))
     unknown_settings = set(chosen.settings_names) - {s.name for s in settings.SETTINGS}
@@ -120,7 +125,8 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "overhead": lambda: overhead.run(bench, chosen.pairs, warmup=not chosen.quick),
         "history": lambda: history.run(bench, chosen.history_sizes, chosen.history_repeats, chosen.history_deadline),
         "stores": lambda: stores.run(bench, chosen.store_repeats),
-        "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios, chosen.baseline),
+        "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios, chosen.baseline,
+                                     serial=chosen.matrix_serial),
         "scale": lambda: scale.run(bench, chosen.scale_sizes, chosen.scale_levels, chosen.scale_rounds),
         "hosts": lambda: hosts.run(bench, chosen.host_repeats),
         "versions": lambda: versions.run(bench, chosen.version_rounds, warmup=not chosen.quick),

@@ -1,8 +1,9 @@
-"""Benchmark 4: wall time of the scenario matrix, one scenario at a time vs in parallel,
-and where its CPU time goes.
+"""Benchmark 4: wall time of the scenario matrix at --jobs $(nproc), how far that is from
+the floor the runtimes' own CPU sets, and where the rest of its CPU time goes.
 
-``handoff run [SCENARIOS] --jobs 1`` and ``--jobs $(nproc)`` as subprocesses, alternating
-(1, N, N, 1, 1, N, ...) so neither setting always runs on a warmer or quieter machine.
+``handoff run [SCENARIOS] --jobs $(nproc)`` as a subprocess, as a user runs it; with
+``--matrix-serial`` also ``--jobs 1``, alternating (1, N, N, 1, 1, N, ...) so neither
+setting always runs on a warmer or quieter machine.
 A run counts only if it exits 0, i.e. every scenario came out as its file expects; the
 others are listed with their exit code. Each run starts its own witness, PostgreSQL
 server and simulated LAN, as a user's run does.
@@ -96,12 +97,13 @@ class Setting:
                                "--runs-dir", str(runs_dir))
 
 
-async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | None = None) -> Section:
+async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | None = None,
+              serial: bool = False) -> Section:
     parallel = cores()
     what = "the default matrix (every scenario)" if not scenarios else "the scenarios " + ", ".join(scenarios)
-    section = Section("matrix", "4. Matrix wall time: --jobs 1 vs --jobs $(nproc)",
+    section = Section("matrix", "4. Matrix wall time at --jobs $(nproc), next to the runtimes' floor",
                       method=__doc__.split("\n", 3)[3].strip() + f"\n\nMeasured: {what}.")
-    settings = [Setting(1), Setting(parallel)] if parallel > 1 else [Setting(1)]
+    settings = [Setting(1), Setting(parallel)] if serial and parallel > 1 else [Setting(parallel)]
     if baseline is not None:
         settings.append(Setting(parallel, baseline))
     walls: dict[Setting, list[float]] = {setting: [] for setting in settings}
@@ -138,7 +140,7 @@ async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | No
         ["setting", "runs counted (exit 0)", "wall time, s", "CPU, s: all", "in runtimes", "in workers",
          "everything else", "workers that reported"],
         rows, caption=f"`handoff run{''.join(' ' + name for name in scenarios)} --jobs N`: median (min–max)"))
-    one, many = Summary.of(walls[settings[0]]), Summary.of(walls.get(Setting(parallel), []))
+    one, many = Summary.of(walls.get(Setting(1), [])), Summary.of(walls.get(Setting(parallel), []))
     if one and many and parallel > 1:
         section.findings.append(
             f"--jobs {parallel} finishes in {many.median / one.median:.2f}× the time of --jobs 1 "
@@ -173,12 +175,17 @@ def _floor_findings(section: Section, every: list[CpuSplit], wall_s: float, para
         f"**{wall_s / floor:.2f}× that floor**.")
     anew, count = median(s.new_interpreters for s in every), median(s.new_interpreter_count for s in every)
     forked = median(s.workers - s.new_interpreters for s in every)
+    rest = median(s.rest for s in every)
+    if not count:
+        section.findings.append(f"Above the floor, per run (CPU-s, medians): {forked:.1f} in the workers (all forked), "
+                                f"{rest:.1f} in everything else.")
+        return
     section.findings.append(
         f"Above the floor, per run (CPU-s, medians): {anew:.1f} in the {count:.0f} workers started as a new "
         f"interpreter (in a container, over SSH, or with another SDK: each imports the SDK, about 1 CPU-s, and the "
-        f"rung needs that new process), {forked:.1f} in the forked workers, {median(s.rest for s in every):.1f} in "
-        f"everything else; with the new interpreters counted as part of the floor it is "
-        f"{(runtimes + anew) / parallel:.1f} s, and the run took {wall_s / ((runtimes + anew) / parallel):.2f}× that.")
+        f"rung needs that new process), {forked:.1f} in the forked workers, {rest:.1f} in everything else; with the "
+        f"new interpreters counted as part of the floor it is {(runtimes + anew) / parallel:.1f} s, and the run took "
+        f"{wall_s / ((runtimes + anew) / parallel):.2f}× that.")
 
 
 def _cpu_cells(splits: list[CpuSplit]) -> list[str]:

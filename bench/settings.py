@@ -7,8 +7,13 @@ variable), everything else as the SDK's defaults. One round runs one cross-proce
 handoff per setting (process A creates and tells, a new process B resumes the same id
 from the same home and asks), the settings in a new order each round (rotated, so none
 always runs first or after the same neighbour); every setting runs once per round, in
-one run of the benchmark. One handoff with the defaults first warms the machine's caches
-and is not counted (the quick pass skips it, and runs only a few settings).
+one run of the benchmark. A round's handoffs run as many at a time as the machine has
+cores, so that seven rounds of ten settings fit in a few minutes: each handoff shares the
+machine with others like it, every setting under the same load (what is compared is CPU
+seconds, which each process counts for itself, and evidence, which load does not change;
+the phase times in milliseconds are those of a loaded machine). One handoff with the
+defaults first warms the machine's caches and is not counted (the quick pass skips it,
+and runs only a few settings).
 
 Per handoff: the runtime's start (``CopilotClient.start()``, A and B), A's create and
 first turn, B's resume and ask turn, and the CPU seconds of both runtimes (each bare
@@ -28,6 +33,7 @@ quick pass runs 2: it shows the numbers and decides nothing).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections import Counter
@@ -37,6 +43,7 @@ from pathlib import Path
 from handoff.fact import Fact
 from handoff.witness.server import read_evidence
 
+from bench.machine import cores
 from bench.procs import PROJECT_ROOT, Bench, python_command
 from bench.report import Section, Table
 from bench.stats import Summary, fmt
@@ -154,16 +161,21 @@ async def run(bench: Bench, rounds: int, chosen: tuple[Setting, ...] = SETTINGS,
     cpu_vs_default: dict[str, list[float]] = {s.name: [] for s in chosen}
     if warmup:  # not counted: the first runtime of a run pays for cold caches
         await trial(bench, DEFAULT, 0)
-    number = 0
+    at_once = asyncio.Semaphore(cores())
+
+    async def bounded(setting: Setting, number: int) -> Trial:
+        async with at_once:
+            return await trial(bench, setting, number)
+
     for round_number in range(rounds):
         shift = round_number % len(chosen)
         order = chosen[shift:] + chosen[:shift]
-        done: dict[str, Trial] = {}
-        for setting in order:
-            number += 1
-            done[setting.name] = await trial(bench, setting, number)
-            if done[setting.name].problem:
-                section.problems.append(f"round {round_number + 1}: {done[setting.name].problem}")
+        first = round_number * len(chosen) + 1
+        results = await asyncio.gather(*(bounded(setting, first + i) for i, setting in enumerate(order)))
+        done: dict[str, Trial] = {result.setting.name: result for result in results}
+        for result in results:
+            if result.problem:
+                section.problems.append(f"round {round_number + 1}: {result.problem}")
         base = done[DEFAULT.name]
         for name, result in done.items():
             trials[name].append(result)
