@@ -67,6 +67,9 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 10,50; quick 4)")
     parser.add_argument("--scale-levels", type=_ints, help="scale: handoffs at a time on the curve (default 1,2,4,8; "
                                                            "quick 1,2,4)")
+    parser.add_argument("--scale-host-levels", type=_ints,
+                        help="scale: handoffs at a time on the curve across 3 simulated hosts through PostgreSQL "
+                             "(default: the --scale-levels, so the two curves compare level by level; '' leaves it out)")
     parser.add_argument("--scale-rounds", type=int,
                         help="scale: the curve's batch per level is this × max(level, 2) handoffs (default 3, quick 1)")
     parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 5, quick 1)")
@@ -99,6 +102,8 @@ def options(argv: list[str]) -> argparse.Namespace:
     default("matrix_scenarios", [], QUICK_MATRIX)
     default("scale_sizes", [10, 50], [4])
     default("scale_levels", [1, 2, 4, 8], [1, 2, 4])
+    if chosen.scale_host_levels is None:
+        chosen.scale_host_levels = chosen.scale_levels
     default("scale_rounds", 3, 1)
     default("host_repeats", 5, 1)
     default("version_rounds", 5, 1)
@@ -121,7 +126,8 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "history": lambda: history.run(bench, chosen.history_sizes, chosen.history_repeats, chosen.history_deadline),
         "stores": lambda: stores.run(bench, chosen.store_repeats),
         "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios, chosen.baseline),
-        "scale": lambda: scale.run(bench, chosen.scale_sizes, chosen.scale_levels, chosen.scale_rounds),
+        "scale": lambda: scale.run(bench, chosen.scale_sizes, chosen.scale_levels, chosen.scale_rounds,
+                                   chosen.scale_host_levels),
         "hosts": lambda: hosts.run(bench, chosen.host_repeats),
         "versions": lambda: versions.run(bench, chosen.version_rounds, warmup=not chosen.quick),
         "recovery": lambda: recovery.run(bench, chosen.recovery_rounds),
