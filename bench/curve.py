@@ -55,11 +55,12 @@ class Level:
 
 def knee(levels: list[Level]) -> Level | None:
     """The level after which more at a time stops paying: the first whose next level adds
-    less than KNEE_GAIN in handoffs/s (the last level when every step still gains)."""
+    less than KNEE_GAIN in handoffs/s. None when every level still gained (no knee within
+    the levels measured)."""
     for here, following in zip(levels, levels[1:]):
         if following.rate < here.rate * KNEE_GAIN:
             return here
-    return levels[-1] if levels else None
+    return None
 
 
 def rotation(number: int, hosts: int) -> tuple[int, int]:

@@ -27,7 +27,7 @@ from handoff.fact import Fact
 from handoff.hosts import NetworkError, missing_capability
 from handoff.protocol import Ready
 
-from bench.curve import Level, headers, knee, rotation
+from bench.curve import KNEE_GAIN, Level, headers, knee, rotation
 from bench.handoffs import Handoff, lost, why_lost, worker_handoff
 from bench.machine import cores
 from bench.procs import Bench
@@ -108,17 +108,34 @@ async def curve(bench: Bench, levels: list[int], rounds: int, section: Section, 
     section.findings.append(_finding(measured, postgres, local))
 
 
+def _knee(levels: list[Level], name: str) -> str:
+    found = knee(levels)
+    if found is None:
+        last = levels[-1]
+        return (f"{name} has no knee up to {last.level} at a time (each level gained at least "
+                f"{KNEE_GAIN - 1:.0%} in handoffs/s): {last.rate:.2f} handoffs/s there, {last.of_bound or 0:.0%} of "
+                f"its CPU bound of {last.bound:.2f}/s")
+    return (f"{name} has its knee at {found.level} at a time: {found.rate:.2f} handoffs/s, {found.of_bound or 0:.0%} of "
+            f"its CPU bound of {found.bound:.2f}/s")
+
+
 def _finding(measured: list[Level], postgres: list[float], local: list[Level]) -> str:
-    here, there = knee(measured), knee(local)
-    if here is None:
+    """Where each curve's knee is and how close to its CPU bound, then the two side by side
+    at the levels both ran (the quick pass runs fewer levels across hosts)."""
+    if not measured:
         return "The hosts curve has no levels."
-    text = (f"Across {HOSTS} hosts the knee is at {here.level} at a time: {here.rate:.2f} handoffs/s, "
-            f"{here.of_bound:.0%} of its CPU bound of {here.bound:.2f}/s, at {here.cpu_per:.2f} CPU-s per handoff "
-            f"(PostgreSQL {postgres[measured.index(here)]:.2f} of them)")
-    if there is None:
+    text = _knee(measured, f"Across {HOSTS} hosts the curve") + (
+        f"; PostgreSQL takes {min(postgres):.2f}–{max(postgres):.2f} of the "
+        f"{min(level.cpu_per for level in measured):.2f}–{max(level.cpu_per for level in measured):.2f} "
+        f"CPU-s per handoff")
+    if not local:
         return text + "."
-    return (text + f"; the local curve's knee is at {there.level} at a time: {there.rate:.2f} handoffs/s, "
-            f"{there.of_bound:.0%} of its bound of {there.bound:.2f}/s, at {there.cpu_per:.2f} CPU-s per handoff. "
-            f"Crossing hosts through PostgreSQL costs {here.cpu_per / there.cpu_per:.2f}× the CPU per handoff and gives "
-            f"{here.rate / there.rate:.2f}× the handoffs/s at the knee; p50 latency {here.row()[3]} s against "
-            f"{there.row()[3]} s.")
+    text += "; " + _knee(local, "the local curve")
+    by_level = {level.level: level for level in local}
+    both = [(here, by_level[here.level]) for here in measured if here.level in by_level]
+    if both:
+        text += (". Across hosts against local, at the levels both ran: handoffs/s "
+                 + ", ".join(f"{h.rate / l.rate:.2f}× at {h.level}" for h, l in both)
+                 + "; CPU-s per handoff " + ", ".join(f"{h.cpu_per / l.cpu_per:.2f}× at {h.level}" for h, l in both)
+                 + "; p50 latency " + ", ".join(f"{h.row()[3]} s against {l.row()[3]} s at {h.level}" for h, l in both))
+    return text + "."

@@ -33,9 +33,9 @@ def test_the_knee_is_the_last_level_that_still_paid_for_more_at_a_time():
     assert knee(levels).level == 2  # 4 at a time adds only 4 %
 
 
-def test_a_curve_that_still_climbs_has_its_knee_at_its_last_level():
-    assert knee([_level(1, 0.3), _level(2, 0.5), _level(4, 0.7)]).level == 4
-    assert knee([]) is None
+def test_a_curve_that_still_climbs_has_no_knee_within_its_levels():
+    assert knee([_level(1, 0.3), _level(2, 0.5), _level(4, 0.7)]) is None
+    assert knee([_level(1, 0.3)]) is None and knee([]) is None
 
 
 def test_every_handoff_crosses_to_another_host_and_every_host_writes_and_resumes():
