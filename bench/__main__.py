@@ -72,6 +72,9 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 20; quick 4)")
     parser.add_argument("--scale-levels", type=_ints, help="scale: handoffs at a time on the curve (default 1,2,4,8; "
                                                            "quick 1,2,4)")
+    parser.add_argument("--scale-host-levels", type=_ints,
+                        help="scale: handoffs at a time on the curve across 3 simulated hosts through PostgreSQL "
+                             "(default: the --scale-levels, so the two curves compare level by level; '' leaves it out)")
     parser.add_argument("--scale-rounds", type=int,
                         help="scale: the curve's batch per level is this × max(level, 2) handoffs (default 2, quick 1)")
     parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 3, quick 1)")
@@ -104,6 +107,8 @@ def options(argv: list[str]) -> argparse.Namespace:
     default("matrix_scenarios", [], QUICK_MATRIX)
     default("scale_sizes", [20], [4])
     default("scale_levels", [1, 2, 4, 8], [1, 2, 4])
+    if chosen.scale_host_levels is None:
+        chosen.scale_host_levels = chosen.scale_levels
     default("scale_rounds", 2, 1)
     default("host_repeats", 3, 1)
     default("version_rounds", 3, 1)
@@ -127,7 +132,8 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "stores": lambda: stores.run(bench, chosen.store_repeats),
         "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios, chosen.baseline,
                                      serial=chosen.matrix_serial),
-        "scale": lambda: scale.run(bench, chosen.scale_sizes, chosen.scale_levels, chosen.scale_rounds),
+        "scale": lambda: scale.run(bench, chosen.scale_sizes, chosen.scale_levels, chosen.scale_rounds,
+                                   chosen.scale_host_levels),
         "hosts": lambda: hosts.run(bench, chosen.host_repeats),
         "versions": lambda: versions.run(bench, chosen.version_rounds, warmup=not chosen.quick),
         "recovery": lambda: recovery.run(bench, chosen.recovery_rounds),

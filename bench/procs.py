@@ -27,7 +27,8 @@ import msgspec
 import psutil
 
 from handoff import protocol
-from handoff.hosts.base import Launch, worker_env
+from handoff.coordinator.step_driver import WORKER_EXIT_GRACE_SECONDS
+from handoff.hosts.base import Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
 from handoff.runs.record import RunRecord
@@ -135,13 +136,17 @@ class Bench:
     async def witness(self) -> str:
         """The shared witness's base URL; started the first time it is asked for."""
         if self._witness_url is None:
-            evidence = self.root / "witness-evidence.jsonl"
-            before = {p.pid for p in psutil.Process().children()}
-            self._witness_url = await start_witness(
-                self.tracker, self.root / "witness.stderr", "--evidence", str(evidence))
-            after = {p.pid for p in psutil.Process().children()}
-            self._witness_pid = next(iter(after - before), None)
+            self._witness_url, self._witness_pid = await self.start_witness(self.witness_evidence, "witness")
         return self._witness_url
+
+    async def start_witness(self, evidence: Path, name: str, host: str = "127.0.0.1") -> tuple[str, int | None]:
+        """A witness of its own listening on ``host``, recording to ``evidence``: its URL and
+        pid (so its CPU can be read). The shared one listens on loopback, which a simulated
+        host (a network namespace of its own) cannot reach."""
+        before = {p.pid for p in psutil.Process().children()}
+        url = await start_witness(self.tracker, self.root / f"{name}.stderr", "--evidence", str(evidence), host=host)
+        after = {p.pid for p in psutil.Process().children()}
+        return url, next(iter(after - before), None)
 
     @property
     def witness_evidence(self) -> Path:
@@ -205,15 +210,20 @@ class Bench:
         return self._zygote
 
     async def worker(self, spec_json: bytes, timeout: float = STEP_TIMEOUT_SECONDS,
-                     on_spawn=None, launch: Launch = Launch(), forked: bool = False) -> WorkerRun:
+                     on_spawn=None, launch: Launch = Launch(), forked: bool = False,
+                     host: Host | None = None, home: Path | None = None) -> WorkerRun:
         """One step in a new `python -m handoff.worker` process (``forked``: a fork of the
         tool's zygote, as `handoff run` starts a local worker), fed a WorkerSpec on stdin as
         the coordinator does; ``on_spawn(pid)`` lets a caller sample the process's memory;
-        ``launch`` starts it with another SDK's interpreter or another runtime's cache."""
+        ``launch`` starts it with another SDK's interpreter or another runtime's cache.
+        With ``host`` (a simulated host), the host starts it as the step driver has it do,
+        with ``home`` (a directory here) as the host's home."""
         workdir = self.new_dir("worker")
         with (workdir / "stderr").open("wb") as stderr:
             spawned_wall, started = time.time(), time.monotonic()
-            if forked:
+            if host is not None:
+                process = await host.start_worker(self.tracker, home, stderr, workdir)
+            elif forked:
                 process = await (await self.zygote()).fork(worker_env(), workdir, stderr)
             else:
                 process = await self.tracker.spawn(
@@ -227,6 +237,10 @@ class Bench:
                 await process.stdin.drain()
                 process.stdin.close()
                 await asyncio.wait_for(self._read_events(process, run.events), timeout)
+                # A worker forked into a namespace host has an outer process that passes the
+                # inner one's exit status on a moment after its output ends (as the step driver waits).
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(process.wait(), WORKER_EXIT_GRACE_SECONDS)
             except asyncio.TimeoutError:
                 run.finished.timed_out = True
             except BaseException:

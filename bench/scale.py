@@ -35,15 +35,16 @@ import time
 
 import psutil
 
-from handoff import capacity, protocol, scenario
+from handoff import capacity, scenario
 from handoff.fact import Fact
-from handoff.witness.server import read_evidence
 
-from bench.handoffs import Handoff, worker_handoff
+from bench import scale_hosts
+from bench.curve import Level, headers
+from bench.handoffs import Handoff, lost, why_lost, witness_saw_fact, worker_handoff
 from bench.machine import cores
 from bench.procs import Bench, RssSampler
 from bench.report import Section, Table
-from bench.stats import Summary, fmt, percentile
+from bench.stats import Summary, fmt
 
 MIB = 2**20
 
@@ -60,12 +61,6 @@ async def _calibrate(bench: Bench) -> tuple[int, Handoff]:
     finally:
         await sampler.stop()
     return sampler.peak_bytes, handoff
-
-
-def _witness_saw_fact(bench: Bench, labels: set[str]) -> set[str]:
-    """The labels whose B turn reached the witness with the fact in the conversation."""
-    return {e.scenario for e in read_evidence(bench.witness_evidence)
-            if e.scenario in labels and e.step == "B" and e.fact_sent}
 
 
 async def _many(bench: Bench, count: int, bound: int) -> tuple[list[Handoff], float, RssSampler]:
@@ -87,15 +82,6 @@ async def _many(bench: Bench, count: int, bound: int) -> tuple[list[Handoff], fl
     finally:
         await sampler.stop()
     return [task.result() for task in tasks], (time.monotonic() - started), sampler
-
-
-def _cpu_s(handoff: Handoff) -> float:
-    total = 0.0
-    for run in (handoff.a, handoff.b):
-        finished = run.first(protocol.Finished) if run else None
-        if finished is not None and finished.cpu_s is not None:
-            total += finished.cpu_s.worker + finished.cpu_s.runtime
-    return total
 
 
 async def _level(bench: Bench, level: int, count: int) -> tuple[list[Handoff], float, float]:
@@ -124,38 +110,34 @@ async def _level(bench: Bench, level: int, count: int) -> tuple[list[Handoff], f
     return [task.result() for task in tasks], seconds, witness_cpu() - cpu_before
 
 
-async def curve(bench: Bench, levels: list[int], rounds: int, section: Section) -> None:
+async def curve(bench: Bench, levels: list[int], rounds: int, section: Section) -> list[Level]:
     await bench.zygote()  # started before the clock runs, as `handoff run` does before its scenarios
-    rows = []
+    measured = []
     for level in levels:
         count = rounds * max(level, 2)
         handoffs, seconds, witness_cpu = await _level(bench, level, count)
-        witnessed = _witness_saw_fact(bench, {h.label for h in handoffs})
-        lost = [h for h in handoffs if not (h.kept and h.label in witnessed)]
-        for handoff in lost:
-            section.problems.append(f"curve, {level} at a time: {handoff.problem or handoff.label + ': the witness did not see the fact'}")
-        latencies = [h.wall_ms / 1000 for h in handoffs]
-        cpu_per = (sum(_cpu_s(h) for h in handoffs) + witness_cpu) / count
-        bound = cores() / cpu_per if cpu_per else 0.0
-        rate = count / seconds
-        rows.append([str(level), str(count), f"{rate:.2f}",
-                     *(f"{percentile(latencies, p):.2f}" for p in (50, 95, 99)),
-                     f"{cpu_per:.2f}", f"{bound:.2f}", f"{rate / bound:.0%}" if bound else "—", str(len(lost))])
+        missing = lost(bench.witness_evidence, handoffs)
+        section.problems.extend(f"curve, {level} at a time: {why_lost(h)}" for h in missing)
+        measured.append(Level(level, count, seconds, [h.wall_ms / 1000 for h in handoffs],
+                              sum(h.cpu_s for h in handoffs) + witness_cpu, len(missing), cores()))
     section.tables.append(Table(
-        ["at a time", "handoffs", "handoffs/s", "latency p50, s", "p95, s", "p99, s", "CPU-s per handoff",
-         f"CPU bound ({cores()} cores / CPU-s), handoffs/s", "of the bound", "lost"], rows,
+        headers(cores()), [level.row() for level in measured],
         caption="The curve: forked workers (as `handoff run`), one shared witness, each handoff its own home"))
-    if rows:
-        best = max(rows, key=lambda row: float(row[2]))
+    if measured:
+        best = max(measured, key=lambda level: level.rate)
+        rows = [level.row() for level in measured]
         section.findings.append(
-            f"Throughput peaks at {best[2]} handoffs/s with {best[0]} at a time ({best[8]} of the CPU bound of "
-            f"{best[7]}/s). Handoffs/s by level: " + ", ".join(f"{row[2]} at {row[0]}" for row in rows)
+            f"Throughput peaks at {best.rate:.2f} handoffs/s with {best.level} at a time ({best.row()[8]} of the CPU "
+            f"bound of {best.bound:.2f}/s). Handoffs/s by level: " + ", ".join(f"{row[2]} at {row[0]}" for row in rows)
             + "; p50 latency: " + ", ".join(f"{row[3]} s at {row[0]}" for row in rows) + ".")
+    return measured
 
 
-async def run(bench: Bench, sizes: list[int], levels: list[int] | None = None, rounds: int = 1) -> Section:
+async def run(bench: Bench, sizes: list[int], levels: list[int] | None = None, rounds: int = 1,
+              host_levels: list[int] | None = None) -> Section:
+    """``host_levels``: the levels of the curve across simulated hosts (none: not run)."""
     section = Section("scale", "5. Scale: N concurrent handoffs, bounded concurrency",
-                      method=__doc__.split("\n", 2)[2].strip())
+                      method=__doc__.split("\n", 2)[2].strip() + "\n\n" + scale_hosts.__doc__.strip())
     peak_one, calibration = await _calibrate(bench)
     if not calibration.kept:
         section.problems.append(f"calibration handoff: {calibration.problem}")
@@ -180,7 +162,7 @@ async def run(bench: Bench, sizes: list[int], levels: list[int] | None = None, r
     for count in sizes:
         handoffs, seconds, sampler = await _many(bench, count, bound)
         labels = {h.label for h in handoffs}
-        witnessed = _witness_saw_fact(bench, labels)
+        witnessed = witness_saw_fact(bench.witness_evidence, labels)
         kept = [h for h in handoffs if h.kept and h.label in witnessed]
         for handoff in handoffs:
             if not handoff.kept:
@@ -204,6 +186,7 @@ async def run(bench: Bench, sizes: list[int], levels: list[int] | None = None, r
             ["N", "at once", "wall, s", "handoffs/s", "one handoff, s: median (min–max)", "kept (answer + witness)",
              "peak RSS, children", "peak live runtimes", "peak child processes"], rows,
             caption="N handoffs (2N processes), each A then B, sharing one witness"))
-    if levels:
-        await curve(bench, levels, rounds, section)
+    local = await curve(bench, levels, rounds, section) if levels else []
+    if host_levels:
+        await scale_hosts.curve(bench, host_levels, rounds, section, local)
     return section
