@@ -13,10 +13,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from handoff import protocol
 from handoff.coordinator.specs import worker_spec
 from handoff.fact import Fact
 from handoff.hosts import Host, LocalHost
-from handoff import protocol
 from handoff.protocol import Backend
 from handoff.scenario import Step
 from handoff.witness.server import read_evidence
