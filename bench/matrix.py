@@ -12,9 +12,11 @@ CPU time (user + system) is taken from the kernel's accounting of reaped childre
 whole run is this process's getrusage(RUSAGE_CHILDREN) before and after it (this process
 is a child subreaper, so a daemon the run started, such as PostgreSQL, is counted too),
 and each worker reports its own and its runtime's share in its ``finished`` event (the
-run's ``--json``). *Everything else* is the tool's own processes (the CLI and coordinator,
-the witness, the zygote, the simulated hosts' set-up and sshd, PostgreSQL) plus the
-workers and runtimes a crash scenario kills, which report nothing. (A worker on a
+run's ``--json``); for a worker a crash scenario kills, which reports nothing, the
+coordinator notes what it and its runtime had used at the kill (``killed_cpu_s`` in the
+run's record). *Everything else* is the tool's own processes (the CLI and coordinator,
+the witness, the zygote, the simulated hosts' set-up and sshd, PostgreSQL, the container
+engine) and a runtime orphaned by a kill of its app alone, which ends by itself. (A worker on a
 simulated host counts the few `mount` commands that build its view as its runtime's.) The runtimes' share is
 a floor no tool can go under: on C cores the matrix cannot finish in less than runtime
 CPU / C seconds.
@@ -47,6 +49,7 @@ class CpuSplit:
     lifecycles: int  # workers that reported, each with its runtime (two for a concurrent resume)
     new_interpreters: float = 0.0  # of ``workers``: those started as a new Python, which imports the SDK
     new_interpreter_count: int = 0
+    killed: int = 0  # workers killed on purpose, whose CPU (and their runtimes') the kill noted
 
     @property
     def rest(self) -> float:
@@ -71,12 +74,18 @@ def cpu_split(total: float, results_json: Path) -> CpuSplit | None:
     record = run_record(results_json)
     if record is None:
         return None
-    reports = [(finished.cpu_s, started_anew(scenario.scenario, step.step))
-               for scenario in record.scenarios for step in scenario.steps
-               if (finished := step.view().finished) is not None and finished.cpu_s is not None]
-    anew = [cpu.worker for cpu, new in reports if new]
-    return CpuSplit(total, sum(cpu.runtime for cpu, _ in reports), sum(cpu.worker for cpu, _ in reports),
-                    len(reports), sum(anew), len(anew))
+    reports, killed = [], []
+    for scenario in record.scenarios:
+        for step in scenario.steps:
+            finished = step.view().finished
+            if finished is not None and finished.cpu_s is not None:
+                reports.append((finished.cpu_s, started_anew(scenario.scenario, step.step)))
+            elif step.killed_cpu_s is not None:  # killed before it could report: noted at the kill
+                killed.append((step.killed_cpu_s, started_anew(scenario.scenario, step.step)))
+    both = reports + killed
+    anew = [cpu.worker for cpu, new in both if new]
+    return CpuSplit(total, sum(cpu.runtime for cpu, _ in both), sum(cpu.worker for cpu, _ in both),
+                    len(reports), sum(anew), len(anew), killed=len(killed))
 
 
 @dataclass(frozen=True)
@@ -170,7 +179,8 @@ def _floor_findings(section: Section, every: list[CpuSplit], wall_s: float, para
     section.findings.append(
         f"The runtimes alone take {runtimes:.1f} CPU-s per run ({median(s.runtimes / s.total for s in every):.0%} of "
         f"the run's CPU; {median(s.runtimes / s.lifecycles for s in every if s.lifecycles):.2f} CPU-s per worker's "
-        f"runtime: started, worked, stopped), so on {parallel} cores no run of this matrix can take less than "
+        f"runtime: started, worked, stopped; {median(s.killed for s in every):.0f} of them killed on purpose, "
+        f"their CPU noted at the kill), so on {parallel} cores no run of this matrix can take less than "
         f"{floor:.1f} s however little the tool does; --jobs {parallel} took {wall_s:.1f} s, "
         f"**{wall_s / floor:.2f}× that floor**.")
     anew, count = median(s.new_interpreters for s in every), median(s.new_interpreter_count for s in every)

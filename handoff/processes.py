@@ -23,6 +23,7 @@ from typing import Callable
 import psutil
 
 from handoff import runtime_markers
+from handoff.protocol import Cpu
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
@@ -94,6 +95,38 @@ def _tree(pid: int) -> list[psutil.Process]:
     return []
 
 
+def is_runtime(process: psutil.Process) -> bool:
+    """The Copilot runtime renames its main thread, so its name is not "copilot"; its argv[0] is."""
+    try:
+        command = process.cmdline()
+    except psutil.Error:
+        return False
+    return bool(command) and os.path.basename(command[0]) == "copilot"
+
+
+def cpu_used(victims: list[psutil.Process]) -> Cpu | None:
+    """What the live processes among ``victims`` have used so far, in CPU seconds, split
+    into the runtimes (with everything below them) and the rest; None when none was
+    alive. A zombie is skipped: it ended by itself, and whoever reaps it counts it. Each
+    process's reaped children are in it; its live ones are victims of their own."""
+    runtimes: set[int] = set()
+    for process in victims:
+        if is_runtime(process):
+            with contextlib.suppress(psutil.Error):
+                runtimes |= {process.pid, *(child.pid for child in process.children(recursive=True))}
+    used = {"worker": 0.0, "runtime": 0.0}
+    alive = False
+    for process in victims:
+        with contextlib.suppress(psutil.Error):
+            if process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            times = process.cpu_times()
+            used["runtime" if process.pid in runtimes else "worker"] += (
+                times.user + times.system + times.children_user + times.children_system)
+            alive = True
+    return Cpu(**used) if alive else None
+
+
 def become_subreaper() -> None:
     if sys.platform != "linux":
         return
@@ -107,6 +140,9 @@ class ProcessTracker:
         self._pids: set[int] = set()
         self._running: dict[int, asyncio.subprocess.Process] = {}
         self._companions: dict[int, Callable[[], int | None]] = {}
+        # What the processes killed with each tree had used: a killed worker cannot report
+        # its own and its runtime's CPU, so the kill notes it (handoff/coordinator/step_driver.py).
+        self.cpu_when_killed: dict[int, Cpu] = {}
         self._started_at = time.time()
         become_subreaper()
 
@@ -155,6 +191,10 @@ class ProcessTracker:
         if other is not None:
             victims += _tree(other)
         markers = runtime_markers.held_by(victims)
+        used = cpu_used(victims)
+        if used is not None:
+            before = self.cpu_when_killed.get(pid, Cpu(worker=0.0, runtime=0.0))
+            self.cpu_when_killed[pid] = Cpu(worker=before.worker + used.worker, runtime=before.runtime + used.runtime)
         try:
             if pid in self._groups:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -172,6 +212,7 @@ class ProcessTracker:
         self._pids.discard(pid)
         self._companions.pop(pid, None)
         self._running.pop(pid, None)
+        self.cpu_when_killed.pop(pid, None)
 
     def _born_since_start(self) -> list[psutil.Process]:
         """Descendants started after this tracker was made: a process forked by a spawn

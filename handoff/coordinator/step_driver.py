@@ -88,6 +88,7 @@ class StepDriver:
                     process.stdin.close()
                 self.tracker.kill_tree(process.pid)
                 record.exit_code = await process.wait()
+                record.killed_cpu_s = self.tracker.cpu_when_killed.get(process.pid)
                 self.tracker.forget(process.pid)
                 for fault in mid_turn:  # no answer stays held after its step
                     with contextlib.suppress(OSError):

@@ -10,6 +10,7 @@ import psutil
 
 from handoff import runtime_markers
 from handoff.faults import Fault, FaultDidNotApply, FaultTarget
+from handoff.processes import is_runtime
 
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
 
@@ -73,7 +74,7 @@ class KillRuntime(Fault):
         return cls(plan.at, plan.turn)
 
     async def inject(self, target: FaultTarget) -> str:
-        runtimes = [p for p in _descendants(target.process.pid) if _is_runtime(p)] if target.process else []
+        runtimes = [p for p in _descendants(target.process.pid) if is_runtime(p)] if target.process else []
         if not runtimes:
             raise FaultDidNotApply("kill-runtime: the step's worker has no runtime running")
         markers = runtime_markers.held_by(runtimes)
@@ -85,11 +86,3 @@ class KillRuntime(Fault):
             runtime_markers.remove(markers)
         return f"SIGKILL to the runtime (pid {', '.join(str(p.pid) for p in runtimes)}); the app lives on"
 
-
-def _is_runtime(process: psutil.Process) -> bool:
-    """The Copilot runtime renames its main thread, so its name is not "copilot"; its argv[0] is."""
-    try:
-        command = process.cmdline()
-    except psutil.Error:
-        return False
-    return bool(command) and os.path.basename(command[0]) == "copilot"

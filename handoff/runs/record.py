@@ -26,6 +26,7 @@ from handoff.protocol import (
     ActionDone,
     ActionFailed,
     Backend,
+    Cpu,
     Event,
     EventLog,
     Finished,
@@ -63,6 +64,9 @@ class StepRecord(msgspec.Struct):
     notes: list[str] = []  # what the driver saw besides the worker's lines (a full disk, say)
     started_at: float = 0.0
     ended_at: float = 0.0
+    # What the processes the tool killed in this step (a crash fault, a time-out) had used
+    # by then: a killed worker reports nothing itself.
+    killed_cpu_s: Cpu | None = None
 
     def view(self) -> StepEvents:
         return StepEvents(self)

@@ -64,6 +64,15 @@ def test_isolated_store_shows_the_runtime_error(default_matrix):
 def test_crash_scenario_really_killed_process_a(default_matrix):
     a = default_matrix.steps("crash-after-turn")["A"]
     assert a.killed_on_purpose and a.finished is None and a.record.exit_code == -9
+    # It could not report its CPU; the kill noted what it and its runtime had used (a
+    # runtime that started and took a turn: well over a tenth of a CPU second).
+    killed = a.record.killed_cpu_s
+    assert killed is not None and killed.runtime > 0.1 and killed.worker > 0
+
+
+def test_a_worker_that_ended_by_itself_has_no_cpu_noted_at_a_kill(default_matrix):
+    b = default_matrix.steps("crash-after-turn")["B"]
+    assert b.finished is not None and b.record.killed_cpu_s is None
 
 
 def test_forgot_to_close_is_flagged(default_matrix):

@@ -117,6 +117,7 @@ class FakeTracker:
     def __init__(self) -> None:
         self.workers: dict[int, FakeWorker] = {}
         self.killed: list[int] = []
+        self.cpu_when_killed: dict = {}
 
     def kill_tree(self, pid: int) -> None:
         self.killed.append(pid)

@@ -42,6 +42,18 @@ def test_the_split_sums_what_the_workers_reported_and_leaves_the_rest(tmp_path):
     assert split.rest == pytest.approx(10.0 - 1.55 - 0.74)
 
 
+def test_a_killed_worker_s_cpu_noted_at_the_kill_counts_with_the_runtimes_and_workers(tmp_path):
+    killed = _step(Holding(t=1.0, session_id="x", point="after-turn"))
+    killed.killed_cpu_s = Cpu(worker=0.1, runtime=0.6)
+    reported_then_killed = _step(Finished(t=1.0, ok=True, cpu_s=Cpu(worker=0.04, runtime=0.8)))
+    reported_then_killed.killed_cpu_s = Cpu(worker=9.0, runtime=9.0)  # its own report wins: no double count
+    path = tmp_path / "results.json"
+    path.write_bytes(msgspec.json.encode(_record(_scenario(killed, reported_then_killed))))
+    split = cpu_split(10.0, path)
+    assert (split.lifecycles, split.killed) == (1, 1)
+    assert split.runtimes == pytest.approx(1.4) and split.workers == pytest.approx(0.14)
+
+
 def test_workers_started_as_new_interpreters_are_told_apart_from_forked_ones(tmp_path):
     reported = Finished(t=1.0, ok=True, cpu_s=Cpu(worker=1.0, runtime=0.5))
     steps = (Step("A", ("create",)), Step("B", ("resume",), host="box"), Step("C", ("resume",), sdk="1.0.24"),
