@@ -53,14 +53,14 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", type=_names, default=list(BENCHMARKS),
                         help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
     parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
-    parser.add_argument("--pairs", type=int, help="overhead: tool/bare pairs (default 7, quick 2)")
+    parser.add_argument("--pairs", type=int, help="overhead: tool/bare pairs (default 5, quick 2)")
     parser.add_argument("--history-sizes", type=_ints, help="history: turns per session (default 1,10,100,1000; quick 1,30)")
-    parser.add_argument("--history-repeats", type=int, help="history: cold resumes per size (default 3, quick 1)")
+    parser.add_argument("--history-repeats", type=int, help="history: cold resumes per size (default 2, quick 1)")
     parser.add_argument("--history-deadline", type=float,
-                        help="history: seconds the build may take before the longest session is capped (default 60, "
+                        help="history: seconds the build may take before the longest session is capped (default 45, "
                              "quick 30)")
-    parser.add_argument("--store-repeats", type=int, help="stores: handoffs per store (default 3, quick 1)")
-    parser.add_argument("--matrix-runs", type=int, help="matrix: runs per --jobs setting (default 3, quick 1)")
+    parser.add_argument("--store-repeats", type=int, help="stores: handoffs per store (default 2, quick 1)")
+    parser.add_argument("--matrix-runs", type=int, help="matrix: runs per --jobs setting (default 2, quick 1)")
     parser.add_argument("--matrix-serial", action="store_true",
                         help="matrix: also run --jobs 1, alternated with --jobs $(nproc), for the speed-up (adds about "
                              "2.5 minutes per run on 2 cores)")
@@ -69,7 +69,7 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--baseline", type=Path, metavar="DIR",
                         help="matrix: also run this checkout of an earlier version (set up with `make setup`) at "
                              "--jobs $(nproc), alternated with this one, to compare the two in one run")
-    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 20; quick 4)")
+    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 8; quick 4)")
     parser.add_argument("--scale-levels", type=_ints, help="scale: handoffs at a time on the curve (default 1,2,4,8; "
                                                            "quick 1,2,4)")
     parser.add_argument("--scale-host-levels", type=_ints,
@@ -77,8 +77,8 @@ def options(argv: list[str]) -> argparse.Namespace:
                              "(default: the --scale-levels, so the two curves compare level by level; '' leaves it out)")
     parser.add_argument("--scale-rounds", type=int,
                         help="scale: the curve's batch per level is this × max(level, 2) handoffs (default 2, quick 1)")
-    parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 3, quick 1)")
-    parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 3, quick 1)")
+    parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 2, quick 1)")
+    parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 2, quick 1)")
     parser.add_argument("--recovery-rounds", type=int, help="recovery: runs of the healing fault scenarios (default 2, "
                                                              "quick 1)")
     parser.add_argument("--settings-rounds", type=int,
@@ -98,20 +98,20 @@ def options(argv: list[str]) -> argparse.Namespace:
         if getattr(chosen, name) is None:
             setattr(chosen, name, fast if quick else full)
 
-    default("pairs", 7, 2)
+    default("pairs", 5, 2)
     default("history_sizes", [1, 10, 100, 1000], [1, 30])
-    default("history_repeats", 3, 1)
-    default("history_deadline", 60.0, 30.0)
-    default("store_repeats", 3, 1)
-    default("matrix_runs", 3, 1)
+    default("history_repeats", 2, 1)
+    default("history_deadline", 45.0, 30.0)
+    default("store_repeats", 2, 1)
+    default("matrix_runs", 2, 1)
     default("matrix_scenarios", [], QUICK_MATRIX)
-    default("scale_sizes", [20], [4])
+    default("scale_sizes", [8], [4])
     default("scale_levels", [1, 2, 4, 8], [1, 2, 4])
     if chosen.scale_host_levels is None:
         chosen.scale_host_levels = chosen.scale_levels
     default("scale_rounds", 2, 1)
-    default("host_repeats", 3, 1)
-    default("version_rounds", 3, 1)
+    default("host_repeats", 2, 1)
+    default("version_rounds", 2, 1)
     default("recovery_rounds", 2, 1)
     default("settings_rounds", 7, 1)
     default("settings_names", [s.name for s in settings.SETTINGS], list(settings.QUICK))
