@@ -53,7 +53,7 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", type=_names, default=list(BENCHMARKS),
                         help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
     parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
-    parser.add_argument("--pairs", type=int, help="overhead: tool/bare pairs (default 5, quick 2)")
+    parser.add_argument("--pairs", type=int, help="overhead: tool/bare pairs (default 5, quick 1)")
     parser.add_argument("--history-sizes", type=_ints, help="history: turns per session (default 1,10,100,1000; quick 1,30)")
     parser.add_argument("--history-repeats", type=int, help="history: cold resumes per size (default 2, quick 1)")
     parser.add_argument("--history-deadline", type=float,
@@ -69,14 +69,16 @@ def options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--baseline", type=Path, metavar="DIR",
                         help="matrix: also run this checkout of an earlier version (set up with `make setup`) at "
                              "--jobs $(nproc), alternated with this one, to compare the two in one run")
-    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 8; quick 4)")
+    parser.add_argument("--scale-sizes", type=_ints, help="scale: concurrent handoffs (default 8; quick: none)")
     parser.add_argument("--scale-levels", type=_ints, help="scale: handoffs at a time on the curve (default 1,2,4,8; "
-                                                           "quick 1,2,4)")
+                                                           "quick 1,4)")
     parser.add_argument("--scale-host-levels", type=_ints,
                         help="scale: handoffs at a time on the curve across 3 simulated hosts through PostgreSQL "
-                             "(default: the --scale-levels, so the two curves compare level by level; '' leaves it out)")
+                             "(default: the --scale-levels, so the two curves compare level by level; quick 4; '' leaves "
+                             "it out)")
     parser.add_argument("--scale-rounds", type=int,
-                        help="scale: the curve's batch per level is this × max(level, 2) handoffs (default 2, quick 1)")
+                        help="scale: the curve's batch per level is this × max(level, 2) handoffs (across hosts: "
+                             "max(level, 3)) (default 2, quick 1)")
     parser.add_argument("--host-repeats", type=int, help="hosts: handoffs per kind of host (default 2, quick 1)")
     parser.add_argument("--version-rounds", type=int, help="versions: rounds of every case (default 2, quick 1)")
     parser.add_argument("--recovery-rounds", type=int, help="recovery: runs of the healing fault scenarios (default 2, "
@@ -98,17 +100,16 @@ def options(argv: list[str]) -> argparse.Namespace:
         if getattr(chosen, name) is None:
             setattr(chosen, name, fast if quick else full)
 
-    default("pairs", 5, 2)
+    default("pairs", 5, 1)
     default("history_sizes", [1, 10, 100, 1000], [1, 30])
     default("history_repeats", 2, 1)
     default("history_deadline", 45.0, 30.0)
     default("store_repeats", 2, 1)
     default("matrix_runs", 2, 1)
     default("matrix_scenarios", [], QUICK_MATRIX)
-    default("scale_sizes", [8], [4])
-    default("scale_levels", [1, 2, 4, 8], [1, 2, 4])
-    if chosen.scale_host_levels is None:
-        chosen.scale_host_levels = chosen.scale_levels
+    default("scale_sizes", [8], [])
+    default("scale_levels", [1, 2, 4, 8], [1, 4])
+    default("scale_host_levels", list(chosen.scale_levels), [4])
     default("scale_rounds", 2, 1)
     default("host_repeats", 2, 1)
     default("version_rounds", 2, 1)
@@ -133,7 +134,7 @@ async def run_all(bench: Bench, chosen: argparse.Namespace, sections: list[Secti
         "matrix": lambda: matrix.run(bench, chosen.matrix_runs, chosen.matrix_scenarios, chosen.baseline,
                                      serial=chosen.matrix_serial),
         "scale": lambda: scale.run(bench, chosen.scale_sizes, chosen.scale_levels, chosen.scale_rounds,
-                                   chosen.scale_host_levels),
+                                   chosen.scale_host_levels, warmup=not chosen.quick),
         "hosts": lambda: hosts.run(bench, chosen.host_repeats),
         "versions": lambda: versions.run(bench, chosen.version_rounds, warmup=not chosen.quick),
         "recovery": lambda: recovery.run(bench, chosen.recovery_rounds),

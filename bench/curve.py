@@ -11,7 +11,6 @@ from bench.stats import percentile
 KNEE_GAIN = 1.10  # a level past the knee adds less than 10 % handoffs/s
 
 
-
 def headers(cores: int) -> list[str]:
     return ["at a time", "handoffs", "handoffs/s", "latency p50, s", "p95, s", "p99, s", "CPU-s per handoff",
             f"CPU bound ({cores} cores / CPU-s), handoffs/s", "of the bound", "lost"]

@@ -134,8 +134,9 @@ async def curve(bench: Bench, levels: list[int], rounds: int, section: Section) 
 
 
 async def run(bench: Bench, sizes: list[int], levels: list[int] | None = None, rounds: int = 1,
-              host_levels: list[int] | None = None) -> Section:
-    """``host_levels``: the levels of the curve across simulated hosts (none: not run)."""
+              host_levels: list[int] | None = None, warmup: bool = True) -> Section:
+    """``host_levels``: the levels of the curve across simulated hosts (none: not run);
+    ``warmup``: a round across the hosts before it, not counted."""
     section = Section("scale", "5. Scale: N concurrent handoffs, bounded concurrency",
                       method=__doc__.split("\n", 2)[2].strip() + "\n\n" + scale_hosts.__doc__.strip())
     peak_one, calibration = await _calibrate(bench)
@@ -188,5 +189,5 @@ async def run(bench: Bench, sizes: list[int], levels: list[int] | None = None, r
             caption="N handoffs (2N processes), each A then B, sharing one witness"))
     local = await curve(bench, levels, rounds, section) if levels else []
     if host_levels:
-        await scale_hosts.curve(bench, host_levels, rounds, section, local)
+        await scale_hosts.curve(bench, host_levels, rounds, section, local, warmup)
     return section

@@ -7,7 +7,8 @@ server (one schema per handoff) that the hosts reach over their links, as they r
 witness of their own on the LAN's gateway. Workers are forked from the same zygote and
 move themselves into their host. Each level is ``rounds × max(level, 3)`` handoffs, so
 every host writes and resumes at every level; before the first level one uncounted
-round of 3 handoffs, 3 at a time, warms the hosts, the server and its first connections.
+round of 3 handoffs, 3 at a time, warms the hosts, the server and its first connections
+(not in the quick pass).
 
 CPU-s per handoff here counts the workers and runtimes (as they report it, which takes in
 the shell that builds a host's view of the files), the witness and the PostgreSQL server
@@ -68,11 +69,12 @@ def _misplaced(site: Site, handoffs: list[Handoff]) -> list[str]:
     return found
 
 
-async def _measure(bench: Bench, site: Site, levels: list[int], rounds: int,
-                   section: Section) -> tuple[list[Level], list[float]]:
+async def _measure(bench: Bench, site: Site, levels: list[int], rounds: int, section: Section,
+                   warmup: bool) -> tuple[list[Level], list[float]]:
     """Every level's numbers, and the PostgreSQL server's part of each level's CPU-s per handoff."""
-    warmup, _ = await _batch(bench, site, "hosts-warmup", HOSTS, HOSTS)
-    section.problems.extend(f"hosts curve, warm-up: {why_lost(h)}" for h in lost(site.evidence, warmup))
+    if warmup:
+        warm, _ = await _batch(bench, site, "hosts-warmup", HOSTS, HOSTS)
+        section.problems.extend(f"hosts curve, warm-up: {why_lost(h)}" for h in lost(site.evidence, warm))
     measured, postgres = [], []
     for level in levels:
         count = rounds * max(level, HOSTS)
@@ -89,14 +91,15 @@ async def _measure(bench: Bench, site: Site, levels: list[int], rounds: int,
     return measured, postgres
 
 
-async def curve(bench: Bench, levels: list[int], rounds: int, section: Section, local: list[Level]) -> None:
+async def curve(bench: Bench, levels: list[int], rounds: int, section: Section, local: list[Level],
+                warmup: bool = True) -> None:
     problem = missing_capability("namespace")
     if problem:
         section.problems.append(f"hosts curve not measured: {problem}")
         return
     try:
         async with simulated_hosts(bench, HOSTS) as site:
-            measured, postgres = await _measure(bench, site, levels, rounds, section)
+            measured, postgres = await _measure(bench, site, levels, rounds, section, warmup)
     except (NetworkError, RuntimeError, OSError) as error:  # the hosts or the server did not come up
         section.problems.append(f"hosts curve: {type(error).__name__}: {' '.join(str(error).split())[:300]}")
         return
@@ -109,6 +112,10 @@ async def curve(bench: Bench, levels: list[int], rounds: int, section: Section, 
 
 
 def _knee(levels: list[Level], name: str) -> str:
+    if len(levels) == 1:
+        [only] = levels
+        return (f"{name} was measured at {only.level} at a time only: {only.rate:.2f} handoffs/s, "
+                f"{only.of_bound or 0:.0%} of its CPU bound of {only.bound:.2f}/s")
     found = knee(levels)
     if found is None:
         last = levels[-1]
