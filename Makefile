@@ -87,8 +87,8 @@ test: setup runtimes
 	$(BIN)/python tools/coverage_floor.py
 
 # Benchmarks (bench/, not part of `make test`): prints tables and writes BENCHMARKS.md.
-# About 10 minutes on 2 cores, plus about 4 for the version section (estimated from its quick
-# pass) when `make runtimes` has run; `make bench BENCH_ARGS=--quick` for a rough pass.
+# About 11 minutes on 2 cores with `make runtimes` done (687 s last time);
+# `make bench BENCH_ARGS=--quick` for a rough pass in under 2 minutes (105 s).
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
 

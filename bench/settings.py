@@ -28,7 +28,7 @@ of reply) is the same list; and the session's event log holds the same number of
 of each type. A setting that changes any of these changes what a scenario proves and is
 not adopted, whatever it saves. A setting *saves* CPU only when every one of its handoffs
 used less runtime CPU than every handoff with the defaults, over at least 5 rounds (the
-quick pass runs 2: it shows the numbers and decides nothing).
+quick pass runs 1: it shows the numbers and decides nothing).
 """
 
 from __future__ import annotations
