@@ -80,12 +80,12 @@ def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backen
                              recoveries=() if record.skipped else recoveries(record))
 
 
-def step_facts(step: StepRecord, view: StepEvents, spec: Step | None = None) -> StepFacts:
+def step_facts(step: StepRecord, view: StepEvents, spec: Step) -> StepFacts:
     """What one step's worker said, from its events decoded once (``step.view()``), and
     the versions its scenario step (``spec``) asks for."""
     return StepFacts(
         step=step.step, host=step.host, home=step.home, store=step.store,
-        asked_runtime=spec.runtime if spec else None, asked_sdk=spec.sdk if spec else None,
+        asked_runtime=spec.runtime, asked_sdk=spec.sdk,
         ready=view.ready, eventlog=view.eventlog,
         actions=tuple(view.actions), failures=tuple(view.failures), holding=view.holding, faults=tuple(step.faults),
         finished=view.finished is not None, exit_code=step.exit_code, timed_out=step.timed_out,

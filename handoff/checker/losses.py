@@ -29,9 +29,8 @@ DELIVERED = (FactSeen.YES, FactSeen.NOT_RECORDED)
 
 
 def _resumed(turn: TurnJudgement) -> bool:
-    """Whether the turn's step opened its session by resuming it (and not by creating it)."""
-    if turn.step is None:
-        return False
+    """Whether the turn's step opened its session by resuming it (and not by creating it).
+    Asked only of an ask, which always has its step's facts."""
     return any(done.action in RESUMING and done.session_id == turn.session for done in turn.step.actions)
 
 
@@ -42,12 +41,12 @@ def _lost_after_resume(turn: TurnJudgement) -> bool:
 
 def _why(told: TurnJudgement, finder: TurnJudgement) -> str:
     said = f" (it answered {told.answer!r})" if told.answer else ""
-    log = finder.step.eventlog if finder.step else None
+    log = finder.step.eventlog  # the finder is an ask, which always has its step's facts
     held = ""
     if log is not None and log.messages_before_resume is not None:
         held = (f"; the resumed log had {log.messages_before_resume} user message(s) before its resume"
                 f"{f' and {log.unreadable_lines} unreadable line(s)' if log.unreadable_lines else ''}")
-    return (f"the app was told this turn succeeded{said}; step {finder.step.step if finder.step else '?'} resumed "
+    return (f"the app was told this turn succeeded{said}; step {finder.step.step} resumed "
             f"the session and turn {finder.turn} was answered without the fact ({finder.reason}){held}")
 
 

@@ -85,3 +85,9 @@ def test_the_registry_keeps_creator_and_last_writer_with_their_sdks(registry):
     assert (entry.created_runtime, entry.created_sdk, entry.runtime_version, entry.sdk_version) == \
         ("1.0.92", "1.0.24", "1.0.102", "1.0.27")
     assert registry.versions_of("s") == ("1.0.92", "1.0.102")
+
+
+def test_a_resume_that_does_not_say_its_runtime_is_checked_for_its_origin_only(registry, alice):
+    session, gate = alice
+    registry.created(session, "alice", "a", "1.0.102", "1.0.25")
+    gate("w").admit_resume(session, log("1.0.102"))  # no version to compare: no downgrade to refuse

@@ -208,3 +208,73 @@ def test_a_log_short_of_turns_names_only_the_last_ones_and_never_an_ask():
     not_resumed = step("B", READY, done("create"), turn(1, "ask", RECALLED), log(0), FINISHED)
     record.steps[1] = not_resumed
     assert all(r.verdict != Verdict.LOST_SILENTLY for r in judge_scenario(record, FACT).turns)
+
+
+def test_a_silent_loss_of_a_tell_answered_with_nothing_says_no_answer_and_no_unreadable_lines():
+    a = step("A", READY, done("create"), turn(1, "tell", ""), done("close"), FINISHED)
+    b = step("B", READY, done("resume"), turn(1, "ask", FORGOT), log(0), FINISHED)
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (TOLD, RESUMED)), [a, b],
+                            [seen("A", 1, True), seen("B", 1, False)])
+    assert judge_scenario(record, FACT).turns[0].reason == (
+        "the app was told this turn succeeded; step B resumed the session and turn 2 was answered without the fact "
+        "(answer lacks the fact and the model was not sent it); the resumed log had 0 user message(s) before its "
+        "resume")
+
+
+def _three_tells(log_messages: int, expect_tell: str | None = None, a_log: bool = False, full_b1: bool = False):
+    """A tells three times; B resumes with a log of ``log_messages`` user messages. With
+    ``a_log``, A reports a log too (it created the session: not a resume); with
+    ``full_b1``, a step B1 resumes first with a log that holds all three."""
+    spec_a = Step("A", ("create", "tell", "tell", "tell", "close"), expect_tell=expect_tell)
+    a = step("A", READY, done("create"), *(turn(n, "tell", "OK") for n in (1, 2, 3)), *([log(0)] if a_log else []),
+             FINISHED)
+    specs, steps = [spec_a], [a]
+    if full_b1:
+        specs.append(Step("B1", ("resume", "ask"), expect="kept"))
+        steps.append(step("B1", READY, done("resume"), turn(1, "ask", RECALLED), log(3), FINISHED))
+    specs.append(Step("B", ("resume", "ask"), expect="kept"))
+    steps.append(step("B", READY, done("resume"), turn(1, "ask", RECALLED), log(log_messages), FINISHED))
+    evidence = [seen("A", n, True) for n in (1, 2, 3)] + [seen(s.step, 1, True) for s in steps[1:]]
+    return ScenarioRecord("s", Scenario("s", "T", "P", "D", tuple(specs)), steps, evidence)
+
+
+def _tell_verdicts(record: ScenarioRecord) -> list:
+    return [t.verdict for t in judge_scenario(record, FACT).turns if t.kind == "tell"]
+
+
+def test_a_log_one_message_short_loses_only_the_last_tell():
+    assert _tell_verdicts(_three_tells(2)) == [None, None, Verdict.LOST_SILENTLY]
+
+
+def test_a_step_that_created_the_session_or_had_its_log_in_full_does_not_end_the_count():
+    assert _tell_verdicts(_three_tells(2, a_log=True)) == [None, None, Verdict.LOST_SILENTLY]
+    assert _tell_verdicts(_three_tells(2, full_b1=True)) == [None, None, Verdict.LOST_SILENTLY]
+
+
+def test_a_declared_loss_the_log_count_finds_is_as_expected():
+    [*_, last] = [t for t in judge_scenario(_three_tells(2, expect_tell="lost-silently"), FACT).turns
+                  if t.kind == "tell"]
+    assert (last.verdict, last.expectations) == (Verdict.LOST_SILENTLY,
+                                                (Expectation("tell", "lost-silently", "lost-silently", True),))
+
+
+def test_an_ask_that_failed_is_not_a_turn_the_app_saw_succeed():
+    spec_a = Step("A", ("create", "tell", "ask", "tell", "close"), expect="failed-loudly")
+    failed = ActionFailed(t=0.0, action="ask", message="Timeout", turn=2)
+    a = step("A", READY, done("create"), turn(1, "tell", "OK"), failed, turn(3, "tell", "OK"), FINISHED)
+    b = step("B", READY, done("resume"), turn(1, "ask", RECALLED), log(2), FINISHED)
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (spec_a, Step("B", ("resume", "ask"), expect="kept"))),
+                            [a, b], [seen("A", 1, True), seen("A", 3, True), seen("B", 1, True)])
+    assert _tell_verdicts(record) == [None, None]  # two tells the app saw succeed, two messages in the log
+
+
+def test_recovery_skips_a_fault_that_never_healed_and_counts_a_resume_at_the_heal_itself():
+    unhealed = FaultRecord("partition", "before-step", injected_at=80.0)
+    outage = FaultRecord("store-outage", "before-step", injected_at=90.0, healed_at=100.0)
+    b1 = step("B1", READY, ActionFailed(t=95.0, action="resume", message="connection refused"), FINISHED,
+              faults=[unhealed, outage])
+    specs = (Step("B1", ("resume", "ask"), expect="failed-loudly"), Step("B2", ("resume", "ask"), expect="kept"))
+    for resumed_at, seconds in ((100.0, 0.0), (103.12345, 3.123)):
+        b2 = step("B2", READY, done("resume", t=resumed_at), turn(1, "ask", RECALLED), FINISHED)
+        record = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs), [b1, b2], [seen("B2", 1, True)])
+        assert judge_scenario(record, FACT).recoveries == (Recovery("store-outage", "B1", seconds),)
