@@ -57,6 +57,35 @@ class StopOnce:
         self._stopped = True
 
     @contextlib.contextmanager
+    def cancelling(self, task: asyncio.Task):
+        """Inside the event loop: the first signal cancels ``task`` (the run), and any after
+        it is ignored. A KeyboardInterrupt raised by the handler lands wherever Python
+        happens to be, and inside the loop that can be the middle of its own bookkeeping
+        (a socket half registered with the selector), which then breaks the cleanup that
+        follows; a cancellation arrives at an ``await``, where the code expects it. The
+        run's caller turns the cancellation back into KeyboardInterrupt (:meth:`stopped`)."""
+        loop = asyncio.get_running_loop()
+
+        def first() -> None:
+            if not self._stopped:
+                self._stopped = True
+                task.cancel()
+
+        for number in self.SIGNALS:
+            loop.add_signal_handler(number, first)
+        try:
+            yield
+        finally:
+            for number in self.SIGNALS:  # the loop's removal puts the default back: ignore instead
+                loop.remove_signal_handler(number)
+                signal.signal(number, _ignore)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a signal has asked the run to stop."""
+        return self._stopped
+
+    @contextlib.contextmanager
     def shielded(self):
         """Run the cleanup: no signal interrupts it; one that came meanwhile stops the
         run once the cleanup is done."""

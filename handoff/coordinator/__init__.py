@@ -54,7 +54,11 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
         run_dir = Path(tempfile.mkdtemp(prefix=f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-"))
         services = RunServices(settings, runtime_path, run_dir, ProcessTracker(), tag=run_id.rsplit("-", 1)[-1])
         try:
-            records = asyncio.run(_run(scenarios, services))
+            records = asyncio.run(_run(scenarios, services, stop))
+        except asyncio.CancelledError:
+            if stop.stopped:  # the signal cancelled the run: an interrupt, as the CLI knows it
+                raise KeyboardInterrupt from None
+            raise
         finally:
             with stop.shielded():
                 try:
@@ -84,13 +88,14 @@ def _keep(run_dir: Path, keep_dir: Path) -> None:
                                f"the run's temporary files were removed all the same") from None
 
 
-async def _run(scenarios: list[Scenario], services: RunServices) -> list[ScenarioRecord]:
-    try:
-        await services.start(scenarios)
-        return await run_all(scenarios, services)
-    finally:
-        services.release()  # what lives in the event loop (the containers' lifeline), before it closes
-        await services.tracker.shutdown()  # the witness, and any worker an interrupt cut short
+async def _run(scenarios: list[Scenario], services: RunServices, stop: StopOnce) -> list[ScenarioRecord]:
+    with stop.cancelling(asyncio.current_task()):
+        try:
+            await services.start(scenarios)
+            return await run_all(scenarios, services)
+        finally:
+            services.release()  # what lives in the event loop (the containers' lifeline), before it closes
+            await services.tracker.shutdown()  # the witness, and any worker an interrupt cut short
 
 
 def options(settings: RunSettings) -> RunOptions:
