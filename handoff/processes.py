@@ -143,17 +143,20 @@ def cpu_used(victims: list[psutil.Process]) -> Cpu | None:
         if is_runtime(process):
             with contextlib.suppress(psutil.Error):
                 runtimes |= {process.pid, *(child.pid for child in process.children(recursive=True))}
-    used = {"worker": 0.0, "runtime": 0.0}
+    worker = runtime = 0.0
     alive = False
     for process in victims:
         with contextlib.suppress(psutil.Error):
             if process.status() == psutil.STATUS_ZOMBIE:
                 continue
             times = process.cpu_times()
-            used["runtime" if process.pid in runtimes else "worker"] += (
-                times.user + times.system + times.children_user + times.children_system)
+            seconds = times.user + times.system + times.children_user + times.children_system
+            if process.pid in runtimes:
+                runtime += seconds
+            else:
+                worker += seconds
             alive = True
-    return Cpu(**used) if alive else None
+    return Cpu(worker=round(worker, 3), runtime=round(runtime, 3)) if alive else None
 
 
 def become_subreaper() -> None:

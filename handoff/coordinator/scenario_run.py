@@ -2,8 +2,9 @@
 
 For each step it prepares the home the step names, waits if the step asks to (giving its
 slot to another scenario meanwhile, as it does during a step that sits out a turn
-time-out), builds the worker's spec and has the step driver run it. The session id travels from step to step here, as an app would pass it from one
-device to the next: each step gets the id the previous steps ended up with.
+time-out), builds the worker's spec and has the step driver run it. The session id
+travels from step to step here, as an app would pass it from one device to the next: each
+step gets the id the previous steps ended up with.
 
 Whatever goes wrong while setting up or running the scenario — a host that does not come
 up, a database that is not there, a fault that did not apply, a bug — becomes this
