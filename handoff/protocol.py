@@ -145,6 +145,9 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     # declares known-good: (last writer's version, resuming version).
     known_good: tuple[tuple[str, str], ...] = ()
     holds: tuple[Hold, ...] = ()  # where to stop for the coordinator's faults
+    # The time on the coordinator's lease clock for this whole step: guarded leases are
+    # taken and judged at it. None: the wall clock, as an app would keep.
+    lease_clock: float | None = None
     # The values of the backend's secret variables, only for a worker whose environment
     # cannot carry them (one started over SSH: sshd passes no environment on). They travel
     # on the worker's stdin, never on a command line, and are never written down.

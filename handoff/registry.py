@@ -111,10 +111,11 @@ class Registry:
         found = self.db.row("SELECT receipt FROM session_registry WHERE session_id = {p}", (session_id,))
         return None if found is None else found[0]
 
-    def take_lease(self, session_id: str, holder: str, seconds: float) -> bool:
+    def take_lease(self, session_id: str, holder: str, seconds: float, now: float | None = None) -> bool:
         """Become the session's single writer for ``seconds``, unless another holder's lease
-        is still live. One statement, so two takers cannot both win."""
-        now = time.time()
+        is still live at ``now`` (the wall clock, unless the caller keeps another: the
+        coordinator's lease clock). One statement, so two takers cannot both win."""
+        now = time.time() if now is None else now
         taken = self.db.execute(
             "INSERT INTO session_leases (session_id, holder, expires_at) VALUES ({p}, {p}, {p}) "
             "ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at "

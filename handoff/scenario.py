@@ -37,8 +37,12 @@ directory, the default), or a database reached through the SDK's SessionFs provi
 provider, or the Copilot token), which a session does not store.
 ``runtime = "1.0.92"`` and ``sdk = "1.0.24"`` run a step (on host ``local``) with another
 installed runtime or SDK version (handoff/versions.py); a scenario needing one that is
-not installed is skipped with the command that installs it. At the top,
-``turn_timeout`` is how long the SDK waits for an answer (default 60 s), and
+not installed is skipped with the command that installs it.
+``after = "lease-expired"`` starts a guarded step only once the coordinator has let the
+session's lease run out on its lease clock, the time guarded workers take and judge leases
+at: it stands still while a worker starts, so a lease never expires because a runtime was
+slow to start, and moves only when a step asks for it.
+At the top, ``turn_timeout`` is how long the SDK waits for an answer (default 60 s), and
 ``known_good = ["1.0.102 -> 1.0.92"]`` declares resumes the guard lets through although
 the resuming runtime is older than the session's last writer.
 A step's ``[[steps.faults]]`` tables are the faults the coordinator injects into it
@@ -73,7 +77,11 @@ CONTAINER = "container"
 STORES = ("home", "sqlite", "postgres")
 LOCAL = "local"
 SESSIONS = ("passed", "unknown", "scenario")
-MAX_WAIT_SECONDS = 600.0  # a step waits for a lease to expire: seconds, not hours
+# What a step can wait for before it starts. The coordinator decides when it has passed,
+# on its own clock, so no verdict depends on how long a process took to start.
+LEASE_EXPIRED = "lease-expired"  # the session's lease has run out on the coordinator's lease clock
+AFTER = (LEASE_EXPIRED,)
+MAX_HEAL_SECONDS = 600.0  # a fault healed after a delay: seconds, not hours
 MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
 PROVIDERS = ("passed", "omitted")
 TAGS = ("faults",)  # a tagged scenario runs only when its tag is asked for (handoff run --faults)
@@ -108,7 +116,7 @@ class Step:
     principal: str = "alice"  # who the worker acts as
     guarded: bool = False  # through the gate (owners, id rules, receipts, leases) or the raw SDK
     reuse: bool = False  # a guarded create of an existing id continues it
-    wait: float = 0.0  # seconds to wait before the step starts (to let a lease expire)
+    after: str | None = None  # what the coordinator lets happen before the step starts (AFTER)
     faults: tuple[FaultPlan, ...] = ()  # what the coordinator does to this step (handoff/faults/)
     expect_tell: str | None = None  # what the step's tells are expected to come to (TELL_EXPECTABLE)
     forked: bool | None = None  # expected event-log evidence: does the parentId chain fork?
@@ -247,8 +255,11 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
     read = _Reader(path, table, f"step '{name}'")
+    if "wait" in table:
+        raise read.fail("wait", "is gone: a step no longer waits a number of seconds, which raced the runtime's start; "
+                                f"to let the session's lease run out first, write after = \"{LEASE_EXPIRED}\"")
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
-                         "wait", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
+                         "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
                          "restart", "runtime", "sdk", "loaded_all_events"})
     actions = read.get("actions", list)
     if not actions:
@@ -268,7 +279,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         principal=read.text("principal", "alice", PRINCIPAL),
         guarded=read.get("guarded", bool, False),
         reuse=read.get("reuse", bool, False),
-        wait=read.number("wait", 0.0, MAX_WAIT_SECONDS),
+        after=read.get("after", str, None, AFTER),
         faults=tuple(_fault(path, name, i, plan) for i, plan in enumerate(read.get("faults", list, []))),
         expect_tell=read.get("expect_tell", str, None, TELL_EXPECTABLE),
         forked=read.get("forked", bool, None),
@@ -286,6 +297,9 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         if getattr(step, field_name) and step.host != LOCAL:
             raise read.fail(field_name, f"is set on host '{step.host}': other runtime and SDK versions run on host "
                                         f"'local' only")
+    if step.after == LEASE_EXPIRED and not step.guarded:
+        raise read.fail("after", "is 'lease-expired' on a step that is not guarded: leases are the guard's; "
+                                 "set guarded = true")
     if step.session == "scenario" and scenario_id is None:
         raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
     if step.asks and step.expect is None:
@@ -313,7 +327,7 @@ def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
             raise read.fail("heal", f"must be {AFTER_STEP!r} or a number of seconds after the injection, got {heal!r}")
         heal = None
     else:
-        heal = read.number("heal", 0.0, MAX_WAIT_SECONDS)
+        heal = read.number("heal", 0.0, MAX_HEAL_SECONDS)
         if not rules.heals:
             raise read.fail("heal", f"is set, but a {kind} does not heal")
     options = {}

@@ -1,8 +1,9 @@
 """One scenario, start to end: its hosts, its steps in order, the id passed along.
 
-For each step it prepares the home the step names, waits if the step asks to (giving its
-slot to another scenario meanwhile, as it does during a step that sits out a turn
-time-out), builds the worker's spec and has the step driver run it. The session id
+For each step it prepares the home the step names, lets the session's lease run out on
+its lease clock if the step asks for that (lease_clock.py: no step waits on the wall
+clock), builds the worker's spec and has the step driver run it, giving the scenario's
+slot to another meanwhile when the step sits out a turn time-out. The session id
 travels from step to step here, as an app would pass it from one device to the next: each
 step gets the id the previous steps ended up with.
 
@@ -21,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from handoff.coordinator.lease_clock import LeaseClock
 from handoff.coordinator.placement import open_hosts, step_versions, why_not_runnable
 from handoff.coordinator.services import RunServices
 from handoff.coordinator.slots import Slots
@@ -32,7 +34,7 @@ from handoff.protocol import HOLD_POINTS, Hold
 from handoff.witness.control import WitnessControl
 from handoff.hosts import Host
 from handoff.runs.record import ScenarioRecord, StepRecord
-from handoff.scenario import Scenario, Step
+from handoff.scenario import LEASE_EXPIRED, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
 from handoff.stores import prepare_home
 from handoff.stores.database import sqlite_url
@@ -51,6 +53,7 @@ class ScenarioRun:
         self.slots = slots
         self.workdir = services.run_dir / scenario.name
         self.nemesis = Nemesis()
+        self.lease_clock = LeaseClock()
         self.databases = services.databases
         self._own_server = None  # a PostgreSQL server of the scenario's own, when its faults stop one
         witness = WitnessControl(services.witness_url) if services.witness_url else None
@@ -96,12 +99,14 @@ class ScenarioRun:
         for step in self.scenario.steps:
             step_id = {"passed": session_id, "scenario": self.scenario.session_id}.get(step.session) or new_session_id()
             home = prepare_home(self.workdir, step.name, step.home, previous_home, step_id)
-            if step.wait:
-                await self._wait(step.wait)
             host = hosts[step.host]
             step_record = StepRecord(step.name, host.name, "restarted" if step.restart else step.home,
                                      self.scenario.store, step_id)
             record.steps.append(step_record)
+            if step.after == LEASE_EXPIRED:
+                expiry = await asyncio.to_thread(self.lease_clock.run_out, self._coordinator_registry(), step_id)
+                step_record.notes.append(expiry.note())
+            step_record.lease_clock = self.lease_clock.now if step.guarded else None
             faults = tuple(build(plan) for plan in step.faults)
             target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact, host=host,
                                  database=self._own_server, ports=self.services.ports(self.databases))
@@ -117,11 +122,6 @@ class ScenarioRun:
                                      f"{reported[:80]!r}")
                 session_id = reported
             previous_home = home
-
-    async def _wait(self, seconds: float) -> None:
-        """Waiting costs no CPU: let another scenario run meanwhile."""
-        async with self._lent_slot(True):
-            await asyncio.sleep(seconds)
 
     @contextlib.asynccontextmanager
     async def _lent_slot(self, lend: bool):
@@ -151,6 +151,7 @@ class ScenarioRun:
             registry_url=self._registry_url(host), app_key=self.services.app_key if step.guarded else "",
             turn_timeout=self.scenario.turn_timeout, known_good=self.scenario.known_good,
             holds=tuple(Hold(fault.at, fault.turn) for fault in faults if fault.at in HOLD_POINTS),
+            lease_clock=self.lease_clock.now if step.guarded else None,
         )
 
     def _registry_url(self, host: Host) -> str | None:
@@ -159,6 +160,13 @@ class ScenarioRun:
         if self.scenario.store != "home" or not host.sees_run_files:
             return None
         return sqlite_url(self.workdir / "registry.db")
+
+
+    def _coordinator_registry(self) -> str | None:
+        """The scenario's registry as the coordinator reaches it."""
+        if self.scenario.store == "home":
+            return sqlite_url(self.workdir / "registry.db")
+        return self.databases.url(self.scenario.name, self.scenario.store, False)
 
 
 def _one_line(error: BaseException) -> str:

@@ -23,10 +23,10 @@ from handoff.scenario import LOCAL, Scenario
 def expected_cost(scenario: Scenario, measured: dict[str, float] | None = None) -> float:
     """Its length in seconds, for scheduling only: as measured in an earlier run, else about
     a second per step (a worker and its runtime), more on a simulated host, plus the
-    step's waits, and the turn time-out of a step that expects its answer never to arrive."""
+    turn time-out of a step that expects its answer never to arrive."""
     if measured and scenario.name in measured:
         return measured[scenario.name]
-    return sum(1.0 + step.wait + (0.5 if step.host != LOCAL else 0.0)
+    return sum(1.0 + (0.5 if step.host != LOCAL else 0.0)
                + (scenario.turn_timeout if step.waits_out_a_turn else 0.0) for step in scenario.steps)
 
 

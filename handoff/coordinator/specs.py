@@ -13,7 +13,8 @@ from handoff.witness.tags import request_tags
 def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: str | None, *, fact: Fact,
                 backend: Backend, runtime_path: str, witness_url: str, store_url: str | None = None,
                 registry_url: str | None = None, app_key: str = "", turn_timeout: float = 60.0,
-                known_good: tuple[tuple[str, str], ...] = (), holds: tuple[Hold, ...] = ()) -> WorkerSpec:
+                known_good: tuple[tuple[str, str], ...] = (), holds: tuple[Hold, ...] = (),
+                lease_clock: float | None = None) -> WorkerSpec:
     """What the worker of ``step`` on ``host`` is told. ``home`` is its COPILOT_HOME as seen
     on that host; ``witness_url`` the witness as seen from there; ``runtime_path`` the
     executable of the runtime version the step runs."""
@@ -27,4 +28,5 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         without_provider=step.provider == "omitted", app_key=app_key, holds=holds,
         secrets={} if host.carries_environment else backend.secret_env(),
         runtime_version=step.runtime, sdk_version=step.sdk, turn_timeout=turn_timeout, known_good=known_good,
+        lease_clock=lease_clock,
     )

@@ -23,6 +23,8 @@ caller's own sessions only.
 from __future__ import annotations
 
 import asyncio
+import time
+from typing import Callable
 
 from handoff.eventlog import parse_events, summarize
 from handoff.guard.compat import downgrade_problem, origin_problem
@@ -30,7 +32,7 @@ from handoff.guard.ids import Minter, not_minted
 from handoff.guard.receipt import Receipt, ReceiptUnreadable, changes_since
 from handoff.registry import Registry
 
-LEASE_SECONDS = 3.0
+LEASE_SECONDS = 3.0  # on the gate's clock: the wall clock in an app, the coordinator's lease clock in a run
 DENIED = "access denied: no session with this id belongs to you"
 EXISTS = ("a session with this id exists: creating it again is refused (a step continues it with `reuse = true`; "
           "the SDK's resume_session is the call that continues a conversation)")
@@ -42,13 +44,18 @@ class Refused(Exception):
 
 class Gate:
     def __init__(self, registry: Registry, minter: Minter, holder: str, reuse: bool,
-                 known_good: tuple[tuple[str, str], ...] = ()):
+                 known_good: tuple[tuple[str, str], ...] = (), clock: Callable[[], float] = time.time):
         self.registry = registry
         self.minter = minter
         self.principal = minter.owner
         self.holder = holder
         self.reuse = reuse
         self.known_good = known_good  # (last writer, resumer) downgrades declared safe
+        # What leases are taken, renewed and judged live against. An app keeps the wall
+        # clock; the tool's workers get the coordinator's lease clock, which moves only
+        # when the coordinator says so, so whether a lease is live never depends on how
+        # long a worker's runtime took to start.
+        self.clock = clock
         self._renewing: asyncio.Task | None = None
 
     def admit_create(self, session_id: str) -> bool:
@@ -92,7 +99,7 @@ class Gate:
             raise Refused(problem)
 
     def take_lease(self, session_id: str) -> None:
-        if not self.registry.take_lease(session_id, self.holder, LEASE_SECONDS):
+        if not self.registry.take_lease(session_id, self.holder, LEASE_SECONDS, self.clock()):
             raise Refused("another writer holds this session's lease: resume refused")
 
     def keep_lease(self, session_id: str) -> None:
@@ -103,7 +110,7 @@ class Gate:
         async def renew() -> None:
             while True:
                 await asyncio.sleep(LEASE_SECONDS / 3)
-                self.registry.take_lease(session_id, self.holder, LEASE_SECONDS)
+                self.registry.take_lease(session_id, self.holder, LEASE_SECONDS, self.clock())
 
         self._renewing = asyncio.get_running_loop().create_task(renew())
 

@@ -67,6 +67,9 @@ class StepRecord(msgspec.Struct):
     # What the processes the tool killed in this step (a crash fault, a time-out) had used
     # by then: a killed worker reports nothing itself.
     killed_cpu_s: Cpu | None = None
+    # The coordinator's lease clock during the step (guarded steps; None: not given one):
+    # what its leases were taken and judged at (handoff/coordinator/lease_clock.py).
+    lease_clock: float | None = None
 
     def view(self) -> StepEvents:
         return StepEvents(self)

@@ -73,7 +73,8 @@ class Interpreter:
         self.runtime = self._new_runtime()
         if spec.guarded:
             self.sessions = GuardedSessions(self.runtime, self.store, spec.owner, hostname, f"{hostname}:{os.getpid()}",
-                                            spec.reuse, bytes.fromhex(spec.app_key), spec.known_good)
+                                            spec.reuse, bytes.fromhex(spec.app_key), spec.known_good,
+                                            spec.lease_clock)
         else:
             self.sessions = Sessions(self.runtime, self.store, spec.owner, hostname)
 

@@ -9,6 +9,7 @@ has no path around the gate.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from handoff.guard.gate import Gate
@@ -67,7 +68,8 @@ class GuardedSessions(Sessions):
     """Every call checked by the gate first: ids at create, owners, receipts, versions, leases."""
 
     def __init__(self, runtime: Runtime, store: HomeStore | DatabaseStore, owner: str, hostname: str, holder: str,
-                 reuse: bool, app_key: bytes, known_good: tuple[tuple[str, str], ...] = ()):
+                 reuse: bool, app_key: bytes, known_good: tuple[tuple[str, str], ...] = (),
+                 lease_clock: float | None = None):
         super().__init__(runtime, store, owner, hostname)
         if self.registry is None:
             raise LookupError("a guarded step needs a registry (a database store or a registry file)")
@@ -76,7 +78,9 @@ class GuardedSessions(Sessions):
         self.holder = holder
         self.minter = Minter(app_key, owner)
         self.known_good = known_good
-        self.gate = Gate(self.registry, self.minter, holder, reuse, known_good)
+        # The coordinator's lease clock stands still for the whole step (None: the wall clock).
+        self.clock = time.time if lease_clock is None else (lambda: lease_clock)
+        self.gate = Gate(self.registry, self.minter, holder, reuse, known_good, self.clock)
 
     def mint(self, business_key: str | None) -> str:
         """A new id (None), or the id of the app's case ``business_key``: either way bound
@@ -94,7 +98,7 @@ class GuardedSessions(Sessions):
     async def resume(self, session_id: str, runtime: Runtime | None = None) -> Any:
         # A second runtime in this worker is a second writer: it holds no lease of its own.
         gate = self.gate if runtime is None else Gate(self.registry, self.minter, f"{self.holder}:second", reuse=False,
-                                                      known_good=self.known_good)
+                                                      known_good=self.known_good, clock=self.clock)
         gate.admit_resume(session_id, self.store.events_log(session_id), self.runtime_version)
         if runtime is None:
             self.gate.keep_lease(session_id)

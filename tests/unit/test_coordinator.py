@@ -181,11 +181,48 @@ def test_one_scenarios_crash_leaves_the_others_running(tmp_path):
     assert [len(r.steps) for r in records] == [2, 0, 2]
 
 
-@pytest.mark.parametrize("waits", [0.0, 0.02])
-def test_a_waiting_step_gives_its_slot_back_and_takes_it_again(tmp_path, waits):
-    record, host = run(scenario(A, Step("B", ("resume", "ask", "close"), wait=waits, expect="kept")), tmp_path,
-                       by_step(A=a_worker, B=b_worker))
-    assert len(host.workers) == 2 and not record.crashed
+def test_the_lease_clock_stands_still_until_a_step_asks_for_the_lease_to_run_out(tmp_path):
+    """The holder takes a lease at the coordinator's clock; the next step gets the same
+    time however long it took to start (here: a real half second more than the lease
+    would last on the wall clock); the step after lease-expired gets a time past its end."""
+    import time
+
+    from handoff.guard import gate
+    from handoff.registry import Registry
+    from handoff.stores.database import connect
+
+    clocks = {}
+
+    def holder(spec):
+        clocks[spec.step] = spec.lease_clock
+        database = connect(spec.registry)
+        Registry(database).take_lease(spec.session_id, "holder:1", gate.LEASE_SECONDS, now=spec.lease_clock)
+        database.close()
+        yield from a_worker(spec)
+
+    def slow(spec):
+        time.sleep(0.5)
+        clocks[spec.step] = spec.lease_clock
+        yield from b_worker(spec)
+
+    def later(spec):
+        clocks[spec.step] = spec.lease_clock
+        yield from b_worker(spec)
+
+    steps = (Step("A", ("create", "tell", "close"), guarded=True),
+             Step("too-soon", ("resume", "ask", "close"), guarded=True, expect="kept"),
+             Step("later", ("resume", "ask", "close"), guarded=True, expect="kept", after="lease-expired"))
+    record, _ = run(scenario(*steps), tmp_path, by_step(A=holder, **{"too-soon": slow}, later=later))
+    assert clocks["A"] == clocks["too-soon"] == 0.0
+    assert clocks["later"] > gate.LEASE_SECONDS
+    assert [s.lease_clock for s in record.steps] == [0.0, 0.0, clocks["later"]]
+    assert record.steps[2].notes == [f"lease clock 0 s -> {clocks['later']:g} s: the coordinator saw the lease of "
+                                     f"holder:1 end at {gate.LEASE_SECONDS:g} s before this step started"]
+
+
+def test_a_raw_step_gets_no_lease_clock(tmp_path):
+    record, _ = run(scenario(A, B), tmp_path, by_step(A=a_worker, B=b_worker))
+    assert [s.lease_clock for s in record.steps] == [None, None]
 
 
 def test_a_step_that_sits_out_a_turn_time_out_lends_its_slot_meanwhile(tmp_path):

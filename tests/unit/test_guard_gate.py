@@ -169,3 +169,22 @@ def test_the_lease_is_renewed_while_open_and_renewal_stops_at_close(registry, mo
     taken, renewed, after_close = asyncio.run(hold_then_close())
     assert renewed > taken
     assert after_close is None
+
+
+def test_on_a_clock_that_stands_still_a_lease_outlives_any_wall_time(registry, monkeypatch):
+    """The coordinator's lease clock: a contender that is slow to start finds the lease as
+    live as it was when the holder died, however long the start took."""
+    import time
+
+    from handoff.guard import gate as gates
+
+    monkeypatch.setattr(gates, "LEASE_SECONDS", 0.1)
+    session_id = created(registry)
+    holder = Gate(registry, Minter(KEY, "alice"), "holder", False, clock=lambda: 100.0)
+    holder.admit_resume(session_id, LOG)
+    time.sleep(0.2)  # twice the lease on the wall clock
+    slow = Gate(registry, Minter(KEY, "alice"), "slow", False, clock=lambda: 100.0)
+    assert "another writer holds this session's lease" in refusal(lambda: slow.admit_resume(session_id, LOG))
+    later = Gate(registry, Minter(KEY, "alice"), "later", False, clock=lambda: 100.2)
+    later.admit_resume(session_id, LOG)
+    assert registry.lease_holder(session_id)[0] == "later"

@@ -16,14 +16,14 @@ from handoff.guard.receipt import Receipt, changes_since
 from handoff.scenario import load
 
 FIELDS = ["title", "proves", "does_not_prove", "order", "session_id", "store", "hosts", "steps", "name", "actions",
-          "home", "session", "host", "principal", "guarded", "reuse", "wait", "faults", "kind", "at", "turn", "heal",
+          "home", "session", "host", "principal", "guarded", "reuse", "after", "wait", "faults", "kind", "at", "turn", "heal",
           "target", "cut", "forked", "expect", "closed_before_resume", "provider", "expect_tell", "tags", "restart",
           "runtime", "sdk", "loaded_all_events", "turn_timeout", "known_good", "x"]
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
     | st.sampled_from(["create", "tell", "ask", "close", "resume", "hold", "kept", "namespace", "local", "../x", "kill",
                        "after-turn", "tear-log", "partition", "faults", "1.0.92", "1.0.102 -> 1.0.92",
-                       "1.0.40 -> 1.0.92"]),
+                       "1.0.40 -> 1.0.92", "lease-expired"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(FIELDS), inner, max_size=5),
     max_leaves=20,
 )
