@@ -20,6 +20,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,9 @@ class EventLogSummary:
     created_by: str | None = None  # copilotVersion of the first session.start: the creating runtime
     last_prompt: str | None = None
     last_reply: str | None = None  # the last assistant message after the last prompt
+    # Milliseconds from the last prompt to that answer, by the log's own timestamps: when a
+    # turn the app gave up on had its answer written, against the app's time-out.
+    last_reply_ms: int | None = None
 
     @property
     def last_resume(self) -> Resume | None:
@@ -56,6 +60,7 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
     shutdown_since_open = False
     prompt: str | None = None
     reply: str | None = None
+    prompted_at = replied_at = None
     messages = 0
     for position, event in enumerate(events):
         kind = event.get("type")
@@ -70,9 +75,10 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
             shutdown_since_open = False
         elif kind == "user.message":
             prompt, reply = _typed(data.get("content"), str), None
+            prompted_at, replied_at = _timestamp(event), None
             messages += 1
         elif kind == "assistant.message" and _typed(data.get("content"), str):
-            reply = data["content"]
+            reply, replied_at = data["content"], _timestamp(event)
     children = Counter(e.get("parentId") for e in events if _typed(e.get("parentId"), str))
     first_start = next((_data(e) for e in events if e.get("type") == "session.start"), {})
     return EventLogSummary(
@@ -84,7 +90,19 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
         created_by=_typed(first_start.get("copilotVersion"), str),
         last_prompt=prompt,
         last_reply=reply,
+        last_reply_ms=(round((replied_at - prompted_at).total_seconds() * 1000)
+                       if reply is not None and prompted_at and replied_at else None),
     )
+
+
+def _timestamp(event: dict[str, Any]) -> datetime | None:
+    """An event's ``timestamp`` (ISO 8601, as the runtime writes it), None if it has none
+    that reads as one."""
+    text = _typed(event.get("timestamp"), str)
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+    except ValueError:
+        return None
 
 
 def _data(event: dict[str, Any]) -> dict[str, Any]:
@@ -150,6 +168,6 @@ def report(session_id: str, log: bytes | None) -> EventLog:
         already_in_use=last.already_in_use if last else None,
         branch_points=summary.branch_points, unreadable_lines=summary.unreadable_lines,
         created_by=summary.created_by, events_before_resume=last.events_before if last else None,
-        last_prompt=summary.last_prompt, last_reply=summary.last_reply,
+        last_prompt=summary.last_prompt, last_reply=summary.last_reply, last_reply_ms=summary.last_reply_ms,
         messages_before_resume=last.messages_before if last else None,
     )

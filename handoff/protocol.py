@@ -217,6 +217,9 @@ class ActionFailed(_Event, tag="error"):
     refused: bool = False  # the guard said no, rather than the runtime failing
     ms: int | None = None
     turn: int | None = None  # for a turn that failed: its number in the step
+    # A turn the app gave up waiting for: its time-out in seconds. A verdict on such a turn
+    # rested on time, and the judgement says so.
+    timeout_s: float | None = None
 
 
 class Skipped(_Event, tag="skipped"):
@@ -250,6 +253,7 @@ class EventLog(_Event, tag="eventlog"):
     events_before_resume: int | None = None  # events in the log when the last session.resume was written
     last_prompt: str | None = None  # the last user.message
     last_reply: str | None = None  # the last assistant.message after it, if any
+    last_reply_ms: int | None = None  # from that prompt to that answer, by the log's timestamps
     messages_before_resume: int | None = None  # user.message events the last resume had behind it
 
 

@@ -40,9 +40,13 @@ from handoff.checker.verdicts import (
     Verdict,
 )
 from handoff.fact import Fact
-from handoff.protocol import OPENING_ACTIONS, TURNS_PER_ACTION, Backend, turns_in
+from handoff.protocol import OPENING_ACTIONS, TURNS_PER_ACTION, ActionFailed, Backend, EventLog, turns_in
 from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents, StepRecord
 from handoff.scenario import Step
+
+# An answer written to the log later than this share of the app's time-out is a race the
+# evidence names: the verdict held, but not by much.
+RACE_FRACTION = 0.5
 
 # Errors that mean "the store has no such session": a clean loss, not a failure to measure.
 NOT_FOUND_MARKERS = ("session not found", "returned no sessions")
@@ -123,9 +127,11 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
         # The log's last answer can be this question's only if no later turn of the step answered.
         last = not any(t.turn > failure.turn for t in view.turns)
         verdict, reason, basis = (last and _undelivered(facts, records, fact, backend)) or _failed(failure, backend)
-        reached = _fact_seen(records, backend.seen_on_the_wire) if basis == Basis.LOG_AND_WIRE else FactSeen.NO_REQUEST
+        in_log = basis == Basis.LOG_AND_WIRE
+        reached = _fact_seen(records, backend.seen_on_the_wire) if in_log else FactSeen.NO_REQUEST
         judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis,
-                              view.reported_session_id, spec.expected(ask_turns.index(failure.turn))))
+                              view.reported_session_id, spec.expected(ask_turns.index(failure.turn)),
+                              waited_out(failure, facts.eventlog if in_log else None)))
     if spec.asks and not any(t.kind == "ask" for t in judged):
         records = _sent(record, step, _ask_number(spec))
         verdict, reason, basis = _undelivered(facts, records, fact, backend) or _failure(facts, step.stderr_tail,
@@ -133,8 +139,10 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
         in_log = basis == Basis.LOG_AND_WIRE  # the turn happened, as the log shows; only its answer went missing
         reached = _fact_seen(records, backend.seen_on_the_wire) if in_log else FactSeen.NO_REQUEST
         number = first_turn + _ask_number(spec) - 1 if in_log else None
+        failed = next((f for f in view.failures if f.action == "ask"), None)
         judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis,
-                              expected=spec.expected(0)))
+                              expected=spec.expected(0),
+                              timed=failed and waited_out(failed, facts.eventlog if in_log else None)))
     elif spec.tells and not judged and not facts.finished and not facts.killed_on_purpose:
         # the worker died in its tell, unasked, and the app never heard how it went
         verdict, reason, basis = _failure(facts, step.stderr_tail, backend)
@@ -183,6 +191,22 @@ def _undelivered(step: StepFacts, records: list[bool | None], fact: Fact,
     if verdict == Verdict.KEPT:
         return Verdict.UNDELIVERED, f"answer in the log, never delivered to the app: {told}", Basis.LOG_AND_WIRE
     return verdict, f"{reason} (in the log; never delivered: {told})", Basis.LOG_AND_WIRE
+
+
+def waited_out(failure: ActionFailed, log: EventLog | None) -> str | None:
+    """For a turn the app gave up waiting for, the times its verdict rested on: the
+    time-out, and — when the session's log holds the turn's answer — when the answer was
+    written there, so a reader sees how close the race was."""
+    if failure.timeout_s is None:
+        return None
+    text = f"no answer within {failure.timeout_s:g} s"
+    if log is not None and log.last_reply is not None and log.last_reply_ms is not None:
+        written = log.last_reply_ms / 1000
+        text += f"; the session's log has the answer at +{written:.1f} s"
+        if written > failure.timeout_s * RACE_FRACTION:
+            text += (f" — a race: the answer reached the log less than {1 - RACE_FRACTION:.0%} of the time-out "
+                     f"before the app gave up, so a slower machine could have judged this otherwise")
+    return text
 
 
 def _fact_seen(records: list[bool | None], seen_on_the_wire: bool) -> FactSeen:
@@ -266,7 +290,7 @@ def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact,
 
 def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer: str | None, reached: FactSeen,
             verdict: Verdict, reason: str, basis: Basis, session: str | None = None,
-            expected: str | None = None) -> TurnJudgement:
+            expected: str | None = None, timed: str | None = None) -> TurnJudgement:
     if step.substituted:
         verdict, reason = Verdict.UNKNOWN, f"not the versions the step asks for ({step.substituted}): {reason}"
     expectations = [_expected_verdict(expected, verdict)]
@@ -286,7 +310,8 @@ def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer
         reason += (f"; the resume loaded {log.resume_event_count} of the {log.events_before_resume} events "
                    f"in the log")
     return TurnJudgement(scenario, "ask", turn, step, answer=answer, fact_reached_model=reached, verdict=verdict,
-                         reason=reason, evidence=basis, expectations=tuple(expectations), session=session)
+                         reason=reason, evidence=basis, expectations=tuple(expectations), session=session,
+                         timed=timed)
 
 
 def _expected_verdict(wanted: str | None, got: Verdict) -> Expectation:

@@ -152,6 +152,9 @@ class TurnJudgement:
     evidence: Basis | None = None
     expectations: tuple[Expectation, ...] = ()
     session: str | None = None  # the session the turn was taken in, as the worker reported it
+    # When the verdict rested on a time-out (the app gave up waiting): the times it rested
+    # on, e.g. "no answer within 20 s; the session's log has the answer at +1.3 s".
+    timed: str | None = None
 
     @property
     def as_expected(self) -> bool | None:

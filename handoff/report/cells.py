@@ -127,8 +127,22 @@ def event_log(judged: TurnJudgement) -> str:
     return "; ".join(parts) or DASH
 
 
+TIMED = "*"  # after a verdict that rested on a time-out; the note under the table says how
+
+
 def verdict(judged: TurnJudgement) -> str:
+    """The verdict, marked when it rested on a time-out."""
+    return bare_verdict(judged) + (TIMED if judged.verdict and judged.timed else "")
+
+
+def bare_verdict(judged: TurnJudgement) -> str:
     return judged.verdict.value if judged.verdict else ""
+
+
+def timed_note(judged: TurnJudgement) -> str:
+    """Under a table: what a verdict marked with TIMED rested on."""
+    where = f"{judged.scenario} turn {turn_number(judged)}" + (f" ({judged.step.step})" if judged.step else "")
+    return f"{TIMED} {where}: {judged.verdict.value} rested on a time-out: {judged.timed}."
 
 
 def evidence(judged: TurnJudgement) -> str:

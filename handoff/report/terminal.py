@@ -30,7 +30,7 @@ WIDTH = 100  # the default output fits a terminal this wide
 
 # The learner's table: one row per judged turn.
 HEADERS = ["scenario", "told in", "asked in", "fact sent", "verdict", "ok?"]
-WIDTHS = [27, 19, 19, 10, 11, 3]  # 89, plus two spaces between columns: 99 at most
+WIDTHS = [26, 18, 18, 10, 14, 3]  # 89, plus two spaces between columns: 99 at most
 
 # The wide table: every turn, every column.
 WIDE_HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
@@ -198,8 +198,9 @@ def explained(scenario: ScenarioJudgement) -> list[str]:
         lines.append(_wrapped(f"crashed: {scenario.crashed}"))
     for turn in scenario.turns:
         if turn.kind == "ask" or (turn.kind == "tell" and turn.verdict is not None):
+            timed = f" (rested on a time-out: {turn.timed})" if turn.timed else ""
             lines.append(_wrapped(f"turn {cells.turn_number(turn)} ({turn.step.step}): {turn.verdict.value} — "
-                                  f"{turn.reason}"))
+                                  f"{turn.reason}{timed}"))
     lines += [_wrapped(cells.recovery(recovery)) for recovery in scenario.recoveries]
     lines.append(_wrapped(f"proves: {scenario.proves}"))
     lines.append(_wrapped(f"does not prove: {scenario.does_not_prove}"))
@@ -222,9 +223,18 @@ def summary(judgement: RunJudgement) -> str:
 def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
     """Everything after the plan: the table, the rungs (or, wide, the explanations), the summary."""
     if wide:
-        return "\n\n".join([wide_table(judgement), explanations(judgement), summary(judgement)])
+        return "\n\n".join([_with_timed_notes(wide_table(judgement), judgement), explanations(judgement),
+                            summary(judgement)])
     rungs = "\n".join(_fitted(line) for line in rung_lines(record, judgement))
-    return "\n\n".join([learner_table(judgement, record.versions.machine), rungs, summary(judgement)])
+    return "\n\n".join([_with_timed_notes(learner_table(judgement, record.versions.machine), judgement), rungs,
+                        summary(judgement)])
+
+
+def _with_timed_notes(table: str, judgement: RunJudgement) -> str:
+    """The table, and under it a note for each verdict that rested on a time-out."""
+    notes = [_fitted(cells.timed_note(turn)) for scenario in judgement.scenarios for turn in scenario.turns
+             if turn.timed]
+    return "\n".join([table, "", *notes]) if notes else table
 
 
 def render(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:

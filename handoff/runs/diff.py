@@ -17,7 +17,7 @@ from handoff.checker.verdicts import RunJudgement, TurnJudgement
 from handoff.report import cells
 
 Key = tuple[str, str, str, str]
-COMPARED = (("verdict", cells.verdict), ("evidence", cells.evidence), ("fact reached model", cells.fact_reached_model),
+COMPARED = (("verdict", cells.bare_verdict), ("evidence", cells.evidence), ("fact reached model", cells.fact_reached_model),
             ("closed before resume", cells.closed_before_resume), ("match", cells.match))
 
 

@@ -151,7 +151,9 @@ class Interpreter:
         except Exception as error:  # the worker reports, it never raises to its parent
             message = self.backend.scrub(_one_line(error))
             turn = self.turns if action in TURN_ACTIONS else None  # the failed turn, as numbered in _turn
-            self.emit(ActionFailed(t=time.time(), action=action, message=message, ms=_ms(started), turn=turn))
+            gave_up = self.spec.turn_timeout if turn is not None and isinstance(error, TimeoutError) else None
+            self.emit(ActionFailed(t=time.time(), action=action, message=message, ms=_ms(started), turn=turn,
+                                   timeout_s=gave_up))
             return False
         if action not in TURN_ACTIONS:
             self.emit(ActionDone(t=time.time(), action=action, session_id=self.session_id, ms=_ms(started),

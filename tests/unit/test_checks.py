@@ -243,6 +243,43 @@ def test_an_answer_in_the_log_that_never_reached_the_app_is_undelivered():
     assert "the log holds a reply the app never got" in cells.event_log(row)
 
 
+def timed_out(seconds=20.0):
+    return ActionFailed(t=0.0, action="ask", message=TIMEOUT, turn=1, ms=round(seconds * 1000), timeout_s=seconds)
+
+
+def test_an_undelivered_verdict_says_it_rested_on_a_time_out_and_when_the_log_had_the_answer():
+    spec = Step("B", ("resume", "ask", "close"), expect="undelivered")
+    log = msgspec.structs.replace(answered_in_the_log(RECALLED), last_reply_ms=1300)
+    row = asked(timed_out(), log, FINISHED, evidence=[seen("B", 1, True)], spec=spec)
+    assert (row.verdict, row.as_expected) == ("undelivered", True)
+    assert row.timed == "no answer within 20 s; the session's log has the answer at +1.3 s"
+    assert cells.verdict(row) == "undelivered*" and cells.bare_verdict(row) == "undelivered"
+    assert cells.timed_note(row) == ("* s turn 2 (B): undelivered rested on a time-out: no answer within 20 s; "
+                                     "the session's log has the answer at +1.3 s.")
+
+
+def test_an_answer_that_reached_the_log_late_in_the_time_out_is_named_a_race():
+    log = msgspec.structs.replace(answered_in_the_log(RECALLED), last_reply_ms=12_000)
+    row = asked(timed_out(), log, FINISHED, evidence=[seen("B", 1, True)],
+                spec=Step("B", ("resume", "ask", "close"), expect="undelivered"))
+    assert row.timed.startswith("no answer within 20 s; the session's log has the answer at +12.0 s — a race")
+    early = msgspec.structs.replace(answered_in_the_log(RECALLED), last_reply_ms=9_999)
+    row = asked(timed_out(), early, FINISHED, evidence=[seen("B", 1, True)],
+                spec=Step("B", ("resume", "ask", "close"), expect="undelivered"))
+    assert "race" not in row.timed
+
+
+def test_a_failed_turn_that_timed_out_with_nothing_in_the_log_says_only_its_time_out():
+    row = asked(timed_out(15.0), eventlog(True), FINISHED, evidence=[seen("B", 1, True)],
+                spec=Step("B", ("resume", "ask", "close"), expect="failed-loudly"))
+    assert (row.verdict, row.timed) == ("failed-loudly", "no answer within 15 s")
+
+
+def test_a_turn_that_failed_otherwise_did_not_rest_on_a_time_out():
+    row = asked(error("ask", "Execution failed: something else"), FINISHED)
+    assert row.timed is None and cells.verdict(row) == "failed-loudly"
+
+
 def test_undelivered_needs_the_wire_to_agree():
     row = asked(error("ask", TIMEOUT), answered_in_the_log(RECALLED), FINISHED, evidence=[seen("B", 1, False)])
     assert row.verdict == "unknown"

@@ -113,3 +113,22 @@ def test_the_last_reply_follows_the_last_prompt():
     assert (summary.last_prompt, summary.last_reply) == ("ask", "It is X.")
     unanswered = summarize(events[:3])
     assert (unanswered.last_prompt, unanswered.last_reply) == ("ask", None)
+
+
+def stamped(kind, id_, at, **data):
+    return {**event(kind, id_, **data), "timestamp": at}
+
+
+def test_when_the_last_answer_was_written_after_its_prompt_by_the_log_s_own_clock():
+    events = [stamped("user.message", "1", "2026-12-05T01:10:39.332Z", content="q"),
+              stamped("assistant.message", "2", "2026-12-05T01:10:40.632Z", content="a")]
+    assert summarize(events).last_reply_ms == 1300
+    assert report("s", b"\n".join(json.dumps(e).encode() for e in events)).last_reply_ms == 1300
+
+
+def test_no_answer_or_no_readable_time_gives_no_reply_time():
+    asked_only = [stamped("user.message", "1", "2026-12-05T01:10:39.332Z", content="q")]
+    assert summarize(asked_only).last_reply_ms is None
+    garbled = [stamped("user.message", "1", "yesterday", content="q"),
+               stamped("assistant.message", "2", 12, content="a")]
+    assert summarize(garbled).last_reply_ms is None and summarize(garbled).last_reply == "a"
