@@ -14,7 +14,7 @@ SYSTEM_STAMP := .state/system-packages
 RUNTIME_STAMPS := $(patsubst %/package-lock.json,%/node_modules/.installed,$(wildcard runtimes/*/package-lock.json))
 SDK_STAMPS := $(patsubst sdks/%/requirements.txt,.state/sdks/%/.installed,$(wildcard sdks/*/requirements.txt))
 
-.PHONY: setup runtimes handoff faults test bench mutate clean containers
+.PHONY: setup runtimes handoff faults test coverage bench mutate clean containers
 
 setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
 
@@ -73,18 +73,27 @@ faults: setup
 containers: setup
 	$(BIN)/handoff image build
 
-# Every test, with line coverage across all the processes they start (workers, witness,
-# zygote); -rs lists every skipped test with its reason at the end. The tests cover the
-# version-skew scenarios, so they install the other versions first (make runtimes). The
-# container scenarios need the worker image: if it cannot be built here, they are skipped
-# with the reason, so a failed build does not stop the tests; under CI (CI=true) it does,
-# as a missing system package does (tools/ensure-system-packages).
+# Every test: the unit tests under line coverage (the verdict core's floor is taken from
+# them: tools/coverage_floor.py), then the end-to-end tests, which start the real runtime,
+# without coverage tracing; the slowest 15 of each are listed. -rs lists every skipped
+# test with its reason; in CI (CI=true) a skip fails the run unless tests/allowed_skips.toml
+# lists it. The tests cover the version-skew scenarios, so they install the other versions
+# first (make runtimes). The container scenarios need the worker image: if it cannot be
+# built here, they are skipped with the reason, so a failed build does not stop the tests;
+# under CI it does, as a missing system package does (tools/ensure-system-packages).
 test: setup runtimes
 	@$(BIN)/handoff image build >/dev/null || [ "$${CI:-}" != true ] || \
 		{ echo "error: CI needs the container hosts' worker image, which could not be built (why: above)" >&2; exit 1; }
 	rm -f .coverage .coverage.*
-	$(BIN)/pytest -q -rs --cov --cov-report=term:skip-covered $(PYTEST_ARGS)
+	$(BIN)/pytest -q -rs --durations=15 --cov=handoff --cov-report= tests/unit $(PYTEST_ARGS)
 	$(BIN)/python tools/coverage_floor.py
+	$(BIN)/pytest -q -rs --durations=15 tests/e2e $(PYTEST_ARGS)
+
+# Line coverage across every process the whole suite starts (workers, the witness, the
+# zygote, followed through fork and _exit): slower than `make test`, a figure of its own.
+coverage: setup runtimes
+	rm -f .coverage .coverage.*
+	$(BIN)/pytest -q --cov=handoff --cov-report=term:skip-covered $(PYTEST_ARGS)
 
 # Benchmarks (bench/, not part of `make test`): prints tables and writes BENCHMARKS.md.
 # About 11 minutes on 2 cores with `make runtimes` done (687 s last time);

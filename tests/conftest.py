@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +34,33 @@ from hypothesis import settings as hypothesis_settings  # noqa: E402
 
 hypothesis_settings.register_profile("handoff", deadline=None, derandomize=bool(os.environ.get("CI")))
 hypothesis_settings.load_profile("handoff")
+
+
+# A skip in CI is a failure: a capability check that broke would otherwise skip whole rungs
+# and leave CI green. Only a test listed in tests/allowed_skips.toml, with the reason it
+# may skip there, is let through.
+ALLOWED_SKIPS = Path(__file__).with_name("allowed_skips.toml")
+
+
+def _allowed_skips() -> dict[str, str]:
+    """Test ids (or their start, up to a '[' or '::') -> why each may skip in CI."""
+    listed = tomllib.loads(ALLOWED_SKIPS.read_text(encoding="utf-8")).get("skip", [])
+    return {entry["test"]: entry["reason"] for entry in listed}
+
+
+def _allowed(nodeid: str, allowed: dict[str, str]) -> bool:
+    return any(nodeid == test or nodeid.startswith((test + "[", test + "::")) for test in allowed)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") != "true" or not report.skipped or getattr(report, "wasxfail", None) is not None:
+        return
+    if _allowed(report.nodeid, _allowed_skips()):
+        return
+    why = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = (f"skipped in CI ({why}): a skip in CI is a failure, so that a broken capability check cannot "
+                       f"hide a rung; make the test run here, or list it with its reason in {ALLOWED_SKIPS.name}")

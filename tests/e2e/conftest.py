@@ -1,8 +1,7 @@
 """End-to-end fixtures: the real runtime, the real witness over HTTP, real processes.
 
-The default matrix is run once per test session (it is the expensive part) and the
-tests then read its results; the same matrix runs a second time with another fact to
-show that nothing depends on the default value.
+The default matrix is run once per test session (it is the expensive part), with a fact
+other than the default, and the tests then read its results.
 """
 
 from __future__ import annotations
@@ -77,6 +76,7 @@ class Outcome:
 
     record: RunRecord
     judgement: RunJudgement
+    fact: Fact
 
     def scenario(self, name: str) -> ScenarioRecord:
         return next(s for s in self.record.scenarios if s.name == name)
@@ -94,16 +94,14 @@ class Outcome:
 def run_scenarios(chosen: list, fact: Fact = Fact(), **settings) -> Outcome:
     settings.setdefault("jobs", 1)
     record = coordinator.run(chosen, coordinator.RunSettings(fact=fact, **settings))
-    return Outcome(record, judge(record))
+    return Outcome(record, judge(record), fact)
 
 
 @pytest.fixture(scope="session")
-def default_matrix() -> Outcome:
-    return run_scenarios(scenario.select([]), Fact(), jobs=2)
-
-
-@pytest.fixture(scope="session")
-def other_fact_matrix() -> Outcome:
+def matrix() -> Outcome:
+    """The default matrix, run once, with a fact other than the default: whatever holds
+    for it holds for the default fact, whose words appear nowhere but handoff/fact.py
+    (tests/unit/test_fact.py checks that)."""
     return run_scenarios(scenario.select([]), OTHER_FACT, jobs=2)
 
 

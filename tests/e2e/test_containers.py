@@ -34,8 +34,8 @@ def ran(outcome, name: str):
     return outcome.steps(name)
 
 
-def test_each_step_ran_in_a_container_of_its_own(default_matrix):
-    a, b = ran(default_matrix, "cross-container-volume").values()
+def test_each_step_ran_in_a_container_of_its_own(matrix):
+    a, b = ran(matrix, "cross-container-volume").values()
     assert (a.ready.pid, b.ready.pid) == (1, 1)  # each the first process of its own PID namespace
     assert (a.ready.hostname, b.ready.hostname) == ("ctr-a-1", "ctr-b-1")
     assert a.ready.address != b.ready.address
@@ -44,30 +44,30 @@ def test_each_step_ran_in_a_container_of_its_own(default_matrix):
     assert b.eventlog.closed_before_resume is True
 
 
-def test_a_restart_is_the_same_container_and_a_new_container_is_not(default_matrix):
-    steps = ran(default_matrix, "container-restart-anonymous-volume")
+def test_a_restart_is_the_same_container_and_a_new_container_is_not(matrix):
+    steps = ran(matrix, "container-restart-anonymous-volume")
     assert [steps[name].ready.hostname for name in "ABC"] == ["ctr-a-1", "ctr-a-1", "ctr-a-2"]
-    kept, lost = default_matrix.asked("container-restart-anonymous-volume")
+    kept, lost = matrix.asked("container-restart-anonymous-volume")
     assert (kept.step.step, kept.verdict) == ("B", Verdict.KEPT)
     assert (lost.step.step, lost.verdict) == ("C", Verdict.LOST) and "Session not found" in lost.reason
 
 
-def test_containers_with_nothing_shared_lose_the_session(default_matrix):
-    ran(default_matrix, "cross-container-nothing-shared")
-    [turn] = default_matrix.asked("cross-container-nothing-shared")
+def test_containers_with_nothing_shared_lose_the_session(matrix):
+    ran(matrix, "cross-container-nothing-shared")
+    [turn] = matrix.asked("cross-container-nothing-shared")
     assert turn.verdict == Verdict.LOST and "Session not found" in turn.reason
 
 
-def test_containers_reach_postgresql_over_the_container_network(default_matrix):
-    a, b = ran(default_matrix, "cross-container-postgres").values()
+def test_containers_reach_postgresql_over_the_container_network(matrix):
+    a, b = ran(matrix, "cross-container-postgres").values()
     assert a.ready.store and a.ready.store == b.ready.store
     assert "127.0.0.1" not in a.ready.store  # the LAN's gateway, reached from the container network
-    [turn] = default_matrix.asked("cross-container-postgres")
+    [turn] = matrix.asked("cross-container-postgres")
     assert turn.verdict == Verdict.KEPT
 
 
-def test_nothing_of_the_runs_is_left_in_the_engine(default_matrix, other_fact_matrix):
-    ran(default_matrix, "cross-container-volume")
+def test_nothing_of_the_runs_is_left_in_the_engine(matrix):
+    ran(matrix, "cross-container-volume")
     mine = [left for left in leftovers.find(of=os.getpid()) if left.kind in ENGINE_KINDS]
     assert mine == []
 

@@ -141,21 +141,21 @@ def test_a_worker_forked_into_a_host_is_its_first_process_and_sees_only_its_home
     assert handoff_network_leftovers() == []
 
 
-def test_cross_machine_rows_ran_on_different_hosts(default_matrix):
+def test_cross_machine_rows_ran_on_different_hosts(matrix):
     for name in ("cross-machine-shared-dir", "cross-machine-copied-state", "cross-machine-ssh"):
-        a, b = (step.ready for step in default_matrix.steps(name).values())
+        a, b = (step.ready for step in matrix.steps(name).values())
         assert (a.hostname, b.hostname) == ("host-a", "host-b")
         assert a.address != b.address
 
 
-def test_copied_state_is_discovered_on_the_other_host(default_matrix):
-    b = default_matrix.steps("cross-machine-copied-state")["B"]
+def test_copied_state_is_discovered_on_the_other_host(matrix):
+    b = matrix.steps("cross-machine-copied-state")["B"]
     found = {e.action: e for e in b.actions}
     assert found["metadata"].found is True
     assert found["list"].listed == (b.record.session_id,)
 
 
-def test_nothing_of_the_hosts_is_left(default_matrix, other_fact_matrix):
+def test_nothing_of_the_hosts_is_left(matrix):
     assert handoff_network_leftovers() == []
 
 

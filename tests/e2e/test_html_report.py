@@ -30,13 +30,13 @@ QUIET = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-ne
 
 
 @pytest.fixture(scope="module")
-def opened(default_matrix, tmp_path_factory):
+def opened(matrix, tmp_path_factory):
     """The default matrix's report, opened once: (page, console errors, the folder)."""
     if CHROMIUM is None:
         pytest.skip("no chromium here (tools/ensure-system-packages installs Debian's, as root)")
     folder = tmp_path_factory.mktemp("html-report")
     path = folder / "report.html"
-    path.write_text(rendered(default_matrix.record, default_matrix.judgement, "html"), encoding="utf-8")
+    path.write_text(rendered(matrix.record, matrix.judgement, "html"), encoding="utf-8")
     errors: list[str] = []
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=QUIET)
@@ -51,8 +51,8 @@ def opened(default_matrix, tmp_path_factory):
             browser.close()
 
 
-def ran(default_matrix) -> list[ScenarioRecord]:
-    return [s for s in default_matrix.record.scenarios if s.steps]
+def ran(matrix) -> list[ScenarioRecord]:
+    return [s for s in matrix.record.scenarios if s.steps]
 
 
 def expected_lanes(scenario: ScenarioRecord) -> list[str]:
@@ -89,10 +89,10 @@ def expected_labels(scenario: ScenarioRecord) -> Counter:
     return wanted
 
 
-def test_every_scenario_has_a_diagram_with_its_lanes_and_arrows(opened, default_matrix):
+def test_every_scenario_has_a_diagram_with_its_lanes_and_arrows(opened, matrix):
     page, _, _ = opened
-    assert page.locator("svg.sequence").count() == len(ran(default_matrix))
-    for scenario in ran(default_matrix):
+    assert page.locator("svg.sequence").count() == len(ran(matrix))
+    for scenario in ran(matrix):
         svg = page.locator(f"svg.sequence[data-scenario='{scenario.name}']")
         lanes = svg.locator("g.lane").evaluate_all("gs => gs.map(g => g.dataset.lane)")
         assert lanes == expected_lanes(scenario), scenario.name
@@ -111,9 +111,9 @@ def test_every_scenario_has_a_diagram_with_its_lanes_and_arrows(opened, default_
             assert found == count, f"{scenario.name} step {step}: {count} × {label!r}, drawn {found}"
 
 
-def test_the_id_travels_from_step_to_step_as_recorded(opened, default_matrix):
+def test_the_id_travels_from_step_to_step_as_recorded(opened, matrix):
     page, _, _ = opened
-    cross = next(s for s in ran(default_matrix) if s.name == "cross-process")
+    cross = next(s for s in ran(matrix) if s.name == "cross-process")
     a, b = cross.steps
     passed = page.locator("svg.sequence[data-scenario='cross-process'] g.kind-id text").all_text_contents()
     reported = a.view().reported_session_id
@@ -121,9 +121,9 @@ def test_the_id_travels_from_step_to_step_as_recorded(opened, default_matrix):
                       f"start; id passed along: {reported}", f"finished; id {b.view().reported_session_id}"]
 
 
-def test_the_verdicts_on_the_page_are_the_stored_judgement(opened, default_matrix):
+def test_the_verdicts_on_the_page_are_the_stored_judgement(opened, matrix):
     page, _, _ = opened
-    for judged in default_matrix.judgement.scenarios:
+    for judged in matrix.judgement.scenarios:
         section = page.locator(f"section[data-scenario='{judged.name}']")
         asked = [t for t in judged.turns if t.kind == "ask"]
         shown = section.locator("details.question").evaluate_all(
@@ -133,16 +133,16 @@ def test_the_verdicts_on_the_page_are_the_stored_judgement(opened, default_matri
             assert turn.verdict.value in summary and " ".join(turn.reason.split()) in " ".join(summary.split())
         outcome = section.locator("p.outcome").text_content()
         assert all(t.verdict.value in outcome for t in judged.turns if t.verdict)
-    for judged in default_matrix.judgement.scenarios:  # and the ladder says the same
+    for judged in matrix.judgement.scenarios:  # and the ladder says the same
         chips = page.locator(f"svg.ladder g.rung[data-scenario='{judged.name}'] g.chip").evaluate_all(
             "gs => gs.map(g => g.dataset.verdict)")
         assert chips == [t.verdict.value for t in judged_turns(judged)]  # a tell lost silently has one too
 
 
-def test_the_fact_is_highlighted_exactly_where_the_witness_saw_it(opened, default_matrix):
+def test_the_fact_is_highlighted_exactly_where_the_witness_saw_it(opened, matrix):
     page, _, _ = opened
-    fact = default_matrix.record.options.fact
-    for scenario in ran(default_matrix):
+    fact = matrix.record.options.fact
+    for scenario in ran(matrix):
         svg = page.locator(f"svg.sequence[data-scenario='{scenario.name}']")
         drawn = Counter(map(tuple, svg.locator("g[data-fact]").evaluate_all(
             "gs => gs.map(g => [g.dataset.step, g.dataset.fact])")))
@@ -165,20 +165,20 @@ def test_the_fact_is_highlighted_exactly_where_the_witness_saw_it(opened, defaul
         assert sent.nth(index).locator("mark.fact-seen").count() >= 1
 
 
-def test_the_page_logs_no_error_and_prints_on_a4(opened, default_matrix):
+def test_the_page_logs_no_error_and_prints_on_a4(opened, matrix):
     page, errors, folder = opened
     assert errors == []
     pdf = page.pdf(path=str(folder / "report.pdf"), format="A4", print_background=True)
     pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
-    assert pages >= len(default_matrix.record.scenarios)  # each scenario starts a page of its own
+    assert pages >= len(matrix.record.scenarios)  # each scenario starts a page of its own
 
 
-def test_a_screenshot_of_each_diagram(opened, default_matrix):
+def test_a_screenshot_of_each_diagram(opened, matrix):
     page, _, folder = opened
     page.add_style_tag(content=".diagram, .picture { overflow: visible; } body { max-width: none; }")
     page.locator("header").screenshot(path=str(folder / "header.png"))
     page.locator("#ladder").screenshot(path=str(folder / "ladder.png"))
-    for scenario in ran(default_matrix):  # JPEG: a wide diagram's PNG takes seconds to encode
+    for scenario in ran(matrix):  # JPEG: a wide diagram's PNG takes seconds to encode
         shot: Path = folder / f"diagram-{scenario.name}.jpeg"
         page.locator(f"svg.sequence[data-scenario='{scenario.name}']").screenshot(path=str(shot), quality=85)
         assert shot.stat().st_size > 5_000

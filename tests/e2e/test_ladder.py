@@ -19,50 +19,45 @@ NAMES = [loaded.name for loaded in scenario.select([])]  # the ladder: the fault
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_scenario_comes_out_as_expected(default_matrix, name):
-    skipped = default_matrix.scenario(name).skipped
+def test_scenario_comes_out_as_expected(matrix, name):
+    skipped = matrix.scenario(name).skipped
     if skipped:  # a capability or version this machine lacks: said, not failed
         pytest.skip(f"{name}: {skipped}")
-    judged = [turn for turn in default_matrix.turns(name) if turn.expectations]
+    judged = [turn for turn in matrix.turns(name) if turn.expectations]
     assert judged, f"{name} produced no judged turn"
     for turn in judged:
         assert turn.as_expected, f"{name} turn {turn.turn}: got {turn.verdict} ({turn.reason}), expected {turn.expectations}"
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_another_fact_gives_the_same_verdicts(default_matrix, other_fact_matrix, name):
-    assert [t.verdict for t in default_matrix.turns(name)] == [t.verdict for t in other_fact_matrix.turns(name)]
-
-
-def test_kept_answers_carry_the_fact_that_was_told(other_fact_matrix):
+def test_kept_answers_carry_the_fact_that_was_told(matrix):
     """Exactly the witness's recall sentence, the value quoted as the prompt quoted it."""
-    kept = [turn for turn in other_fact_matrix.turns() if turn.verdict == Verdict.KEPT]
+    kept = [turn for turn in matrix.turns() if turn.verdict == Verdict.KEPT]
     assert kept
     for turn in kept:
         assert turn.answer == RECALLED.format(topic=OTHER_FACT.topic, value=quote(OTHER_FACT.value))
         assert Fact().value not in turn.answer
 
 
-def test_the_tampered_fact_is_the_one_the_witness_answers_with(other_fact_matrix):
-    raw = other_fact_matrix.steps("tamper")["raw"]
+def test_the_tampered_fact_is_the_one_the_witness_answers_with(matrix):
+    raw = matrix.steps("tamper")["raw"]
     assert raw.turns[0].answer == RECALLED.format(topic=OTHER_FACT.topic, value=TAMPERED_VALUE)
 
 
-def test_cross_process_ran_in_two_processes_with_their_own_runtimes(default_matrix):
-    a, b = default_matrix.steps("cross-process").values()
+def test_cross_process_ran_in_two_processes_with_their_own_runtimes(matrix):
+    a, b = matrix.steps("cross-process").values()
     assert a.ready.pid != b.ready.pid
     assert a.ready.runtime_version == b.ready.runtime_version == "1.0.102"
     assert b.eventlog.closed_before_resume is True
 
 
-def test_isolated_store_shows_the_runtime_error(default_matrix):
-    [turn] = default_matrix.asked("isolated-store")
+def test_isolated_store_shows_the_runtime_error(matrix):
+    [turn] = matrix.asked("isolated-store")
     assert turn.verdict == Verdict.LOST
     assert "Session not found" in turn.reason
 
 
-def test_crash_scenario_really_killed_process_a(default_matrix):
-    a = default_matrix.steps("crash-after-turn")["A"]
+def test_crash_scenario_really_killed_process_a(matrix):
+    a = matrix.steps("crash-after-turn")["A"]
     assert a.killed_on_purpose and a.finished is None and a.record.exit_code == -9
     # It could not report its CPU; the kill noted what it and its runtime had used (a
     # runtime that started and took a turn: well over a tenth of a CPU second).
@@ -70,52 +65,52 @@ def test_crash_scenario_really_killed_process_a(default_matrix):
     assert killed is not None and killed.runtime > 0.1 and killed.worker > 0
 
 
-def test_a_worker_that_ended_by_itself_has_no_cpu_noted_at_a_kill(default_matrix):
-    b = default_matrix.steps("crash-after-turn")["B"]
+def test_a_worker_that_ended_by_itself_has_no_cpu_noted_at_a_kill(matrix):
+    b = matrix.steps("crash-after-turn")["B"]
     assert b.finished is not None and b.record.killed_cpu_s is None
 
 
-def test_forgot_to_close_is_flagged(default_matrix):
-    [turn] = default_matrix.asked("forgot-to-close")
+def test_forgot_to_close_is_flagged(matrix):
+    [turn] = matrix.asked("forgot-to-close")
     assert turn.step.closed_before_resume is False
     assert "not a resume-after-close" in turn.reason
 
 
-def test_nothing_is_left_running(default_matrix, other_fact_matrix):
+def test_nothing_is_left_running(matrix):
     assert handoff_processes() == []
 
 
-def test_runtimes_killed_on_purpose_leave_no_in_use_markers(default_matrix, other_fact_matrix):
+def test_runtimes_killed_on_purpose_leave_no_in_use_markers(matrix):
     """The runtimes the crash scenarios kill cannot remove their in-use markers; the
     coordinator does (handoff/runtime_markers.py). With no runtime running any more, no
     marker may be left in any host's user directory, the local one included."""
-    assert [s for s in default_matrix.record.scenarios if any(step.view().killed_on_purpose for step in s.steps)]
+    assert [s for s in matrix.record.scenarios if any(step.view().killed_on_purpose for step in s.steps)]
     assert dead_runtime_markers() == []
 
 
-def test_every_worker_whose_runtime_started_reports_the_cpu_that_runtime_used(default_matrix):
+def test_every_worker_whose_runtime_started_reports_the_cpu_that_runtime_used(matrix):
     """The runtime is reaped before the worker's ``finished`` line, so its CPU time is in
     the report (make bench splits a run's CPU with it)."""
-    reported = [view.finished.cpu_s for s in default_matrix.record.scenarios for step in s.steps
+    reported = [view.finished.cpu_s for s in matrix.record.scenarios for step in s.steps
                 if (view := step.view()).finished and view.ready]
     assert len(reported) > 40
     assert all(cpu.runtime > 0.1 and cpu.worker > 0 for cpu in reported)
 
 
-def test_the_run_is_judged_as_expected_and_exits_0(default_matrix):
-    assert default_matrix.judgement.exit_code() == 0
+def test_the_run_is_judged_as_expected_and_exits_0(matrix):
+    assert matrix.judgement.exit_code() == 0
 
 
-def test_the_default_output_fits_a_terminal_and_a_screen(default_matrix):
+def test_the_default_output_fits_a_terminal_and_a_screen(matrix):
     """What `handoff run` prints for the default matrix: at most 100 columns, and about
     three lines per scenario (~80 for 28): the plan, one row per question, one line per
     rung, the summary."""
     from handoff.report import render
 
-    lines = render(default_matrix.record, default_matrix.judgement).splitlines()
+    lines = render(matrix.record, matrix.judgement).splitlines()
     assert max(len(line) for line in lines) <= 100
-    assert len(lines) <= 3 * len(default_matrix.record.scenarios), len(lines)
+    assert len(lines) <= 3 * len(matrix.record.scenarios), len(lines)
     assert lines[0].startswith("Fact to remember:") and lines[1].startswith("Plan:")
-    for ran in default_matrix.record.scenarios:  # one line per rung, whatever came out
+    for ran in matrix.record.scenarios:  # one line per rung, whatever came out
         rung = re.compile(rf"{re.escape(ran.name)} (proved|did NOT|could not|crashed|was skipped)")
         assert sum(1 for line in lines if rung.match(line)) == 1, ran.name

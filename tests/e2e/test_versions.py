@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from handoff import leftovers, versions
 from handoff.checker.verdicts import Verdict
 from handoff.cli import app
-from handoff.fact import Fact
+from handoff.fact import quote
 from handoff.runtime_locator import locate_runtime, platform_package
 from handoff.scenario import load
 
@@ -33,34 +33,36 @@ def need(runtimes=(), sdks=()):
         pytest.skip(f"{', '.join(missing)} not installed: run `{versions.INSTALL_COMMAND}`")
 
 
-def test_an_upgrade_runs_each_step_on_the_version_it_names_and_keeps_every_event(default_matrix):
+def test_an_upgrade_runs_each_step_on_the_version_it_names_and_keeps_every_event(matrix):
     need([OLDER])
-    steps = default_matrix.steps("upgrade-between-turns")
+    steps = matrix.steps("upgrade-between-turns")
     assert (steps["A"].ready.runtime_version, steps["B"].ready.runtime_version) == (OLDER, "1.0.102")
     assert steps["B"].eventlog.created_by == OLDER  # the log says who created it, too
-    [asked] = default_matrix.asked("upgrade-between-turns")
+    [asked] = matrix.asked("upgrade-between-turns")
     assert (asked.verdict, asked.as_expected, asked.step.loaded_all_events) == (Verdict.KEPT, True, True)
 
 
-def test_a_downgrade_is_refused_by_the_guard_naming_both_versions_and_skips_events_raw(default_matrix):
+def test_a_downgrade_is_refused_by_the_guard_naming_both_versions_and_skips_events_raw(matrix):
     need([OLDER])
-    guarded, raw = default_matrix.asked("downgrade-between-turns")
+    guarded, raw = matrix.asked("downgrade-between-turns")
     assert guarded.verdict == Verdict.REFUSED
     assert f"runtime {OLDER} may not resume a session last written by runtime 1.0.102" in guarded.reason
     assert (raw.verdict, raw.as_expected) == (Verdict.KEPT, True)
     log = raw.step.eventlog
     assert log.resume_event_count < log.events_before_resume  # the older runtime skipped what it does not know
-    [known_good] = default_matrix.asked("downgrade-known-good")
+    [known_good] = matrix.asked("downgrade-known-good")
     assert (known_good.verdict, known_good.as_expected) == (Verdict.KEPT, True)
 
 
-def test_an_sdk_that_needs_a_newer_runtime_never_gets_the_answer_the_log_holds(default_matrix):
+def test_an_sdk_that_needs_a_newer_runtime_never_gets_the_answer_the_log_holds(matrix):
     need(["1.0.40"], ["1.0.24"])
-    steps = default_matrix.steps("resume-on-old-runtime")
-    undelivered, kept = default_matrix.asked("resume-on-old-runtime")
+    steps = matrix.steps("resume-on-old-runtime")
+    undelivered, kept = matrix.asked("resume-on-old-runtime")
     assert (steps["B"].ready.runtime_version, steps["B"].ready.sdk_version) == ("1.0.40", versions.DEFAULT_SDK)
     assert undelivered.verdict == Verdict.UNDELIVERED and undelivered.answer is None
-    assert "Timeout after 20.0s" in undelivered.reason and Fact().value in steps["B"].eventlog.last_reply
+    assert "Timeout after 20.0s" in undelivered.reason and quote(matrix.fact.value) in steps["B"].eventlog.last_reply
+    # The verdict rested on the time-out, and says so, with when the log had the answer.
+    assert undelivered.timed.startswith("no answer within 20 s; the session's log has the answer at +")
     # Step C asked for SDK 1.0.24: only a worker spawned from that SDK's environment
     # reports it (one forked from the zygote would run the default SDK).
     assert (steps["C"].ready.runtime_version, steps["C"].ready.sdk_version) == ("1.0.40", "1.0.24")

@@ -62,3 +62,20 @@ def test_is_in_does_not_match_inside_another_word():
 
 def test_unquote_undoes_an_escaped_line_break_too():
     assert unquote("a\\\nb") == "a\nb"
+
+
+def test_the_default_fact_is_written_down_only_where_it_is_defined():
+    """The tests run the ladder with another fact (tests/e2e/conftest.py): that proves the
+    default too only while no code, scenario or tool knows the default's words."""
+    from pathlib import Path
+
+    from handoff import fact
+
+    root = Path(fact.__file__).resolve().parent.parent
+    words = (fact.DEFAULT_VALUE, fact.DEFAULT_TOPIC)
+    places = [p for folder in ("handoff", "scenarios", "bench", "tools", "runtime", "sdks")
+              for p in (root / folder).rglob("*") if p.is_file() and "node_modules" not in p.parts
+              and p.suffix in (".py", ".toml", ".j2", ".json", ".txt", ".sh", "")]
+    knowing = sorted(str(p.relative_to(root)) for p in places
+                     if any(w in p.read_text(encoding="utf-8", errors="replace") for w in words))
+    assert knowing == ["handoff/fact.py"]
