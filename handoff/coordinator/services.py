@@ -82,7 +82,11 @@ class RunServices:
         self._servers: list[ThrowawayPostgres] = []  # the run's and the scenarios' own, stopped at close
         self.containers = RunContainers(Engine(settings.engine), run_dir, runtime_path)
         self._container_subnet: str | None = None
-        self._some_need: asyncio.Future | None = None  # the database and the containers' start
+        # Started side by side with the witness and the zygote; only some scenarios wait for
+        # them, each for what it needs (ready_for): a PostgreSQL scenario does not wait for
+        # the containers' image, nor a container scenario on a home store for the database.
+        self._database: asyncio.Future | None = None
+        self._containers: asyncio.Future | None = None
 
     async def start(self, scenarios: list[Scenario]) -> None:
         self._start_lan(scenarios)
@@ -92,26 +96,26 @@ class RunServices:
         # None of these needs another, and each takes a moment: start them side by side. Every
         # scenario needs the witness and the zygote; only some need the database or the
         # containers' image, and the others start while those are still being made (ready_for).
-        self._some_need = asyncio.ensure_future(asyncio.gather(
-            self._start_database(scenarios),
-            *([self.containers.start(self.tracker, self.lan.gateway)] if containers and self.lan else [])))
-        # Its outcome is read (and a Ctrl-C inside it is not reported as never retrieved)
-        # even when no scenario waits for it.
-        self._some_need.add_done_callback(lambda done: done.cancelled() or done.exception())
+        self._database = _started(self._start_database(scenarios))
+        if containers and self.lan:
+            self._containers = _started(self.containers.start(self.tracker, self.lan.gateway))
         try:
             await asyncio.gather(self._start_witness(), self._start_zygote())
         except BaseException:
-            self._some_need.cancel()
-            with contextlib.suppress(BaseException):
-                await self._some_need
+            for started in (self._database, self._containers):
+                if started is not None:
+                    started.cancel()
+                    with contextlib.suppress(BaseException):
+                        await started
             raise
 
     async def ready_for(self, scenario: Scenario) -> None:
         """Wait until what this scenario needs of the run's services has started (or failed
         to start, which its placement then reports)."""
-        needs = scenario.store == "postgres" or any(kind == CONTAINER for kind in scenario.hosts.values())
-        if needs and self._some_need is not None:
-            await asyncio.shield(self._some_need)
+        if scenario.store == "postgres" and self._database is not None:
+            await asyncio.shield(self._database)
+        if any(kind == CONTAINER for kind in scenario.hosts.values()) and self._containers is not None:
+            await asyncio.shield(self._containers)
 
     def _start_lan(self, scenarios: list[Scenario]) -> None:
         """A simulated LAN when some scenario has a namespace, ssh or container host that is
@@ -202,3 +206,11 @@ class RunServices:
         if self.lan is not None:
             self.lan.close()
         self.tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us
+
+
+def _started(start) -> asyncio.Future:
+    """A service's start, begun now. Its outcome is read (and a Ctrl-C inside it is not
+    reported as never retrieved) even when no scenario waits for it."""
+    future = asyncio.ensure_future(start)
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return future
