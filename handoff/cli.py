@@ -23,12 +23,20 @@ from handoff.checker.verdicts import ExitCode
 from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
 from handoff.hosts import SshTarget
+from handoff.printable import printed_as_text
 
 EXIT_CODES = ("Exit codes: 0 every verdict as expected; 1 some verdict contradicted its expectation; 2 bad input; "
               "3 the tool itself failed; 4 nothing contradicted, but some turns could not be judged (unknown, "
               "crashed) or none were; 130 interrupted.")
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help=f"Measure what Copilot SDK session persistence keeps.\n\n{EXIT_CODES}")
+
+
+@app.callback()
+def _text_only(context: typer.Context) -> None:
+    # Whatever a command prints shows control characters from scenario and run text
+    # escaped (handoff/printable.py), for every command, through one door.
+    context.with_resource(printed_as_text())
 
 
 # The model backend options, shared by `run` and `lab` (see handoff.backends).

@@ -87,6 +87,11 @@ PROVIDERS = ("passed", "omitted")
 TAGS = ("faults",)  # a tagged scenario runs only when its tag is asked for (handoff run --faults)
 
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
+# A step's name and a scenario's (its file's stem) name directories and files of the run
+# (<run>/<scenario>/home-<step>, worker-<step>.stderr) and travel in the model requests'
+# headers: plain ASCII, no separators, no dots, no control characters.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+NAME_RULE = "1 to 40 ASCII letters, digits, '-' or '_', the first a letter or digit"
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,19}")  # it becomes part of a namespace's and a hostname's name
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"
@@ -271,7 +276,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     if first_turn is not None and not any(a in OPENING_ACTIONS for a in actions[:first_turn]):
         raise read.fail("actions", f"has the turn {actions[first_turn]!r} before any create or resume")
     step = Step(
-        name=read.get("name", str),
+        name=_name(read),
         actions=tuple(actions),
         home=read.get("home", str, "shared", HOMES),
         session=read.get("session", str, "passed", SESSIONS),
@@ -353,6 +358,13 @@ def _expect(read: _Reader) -> str | tuple[str, ...] | None:
     return tuple(value)
 
 
+def _name(read: _Reader) -> str:
+    name = read.get("name", str)
+    if not NAME.fullmatch(name):
+        raise read.fail("name", f"must be {NAME_RULE} (it names the step's files and directories), got {name!r}")
+    return name
+
+
 def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
     """What a step's faults need of the step itself."""
     turns = sum(TURNS_PER_ACTION.get(action, 0) for action in step.actions)
@@ -387,6 +399,9 @@ def _text(path: Path) -> str:
 
 
 def load(path: Path) -> Scenario:
+    if not NAME.fullmatch(path.stem):
+        raise UserError(f"{path}: the file's name (without .toml) is the scenario's name, which names the run's "
+                        f"directories: it must be {NAME_RULE}; rename the file")
     try:
         data = tomllib.loads(_text(path))
     except tomllib.TOMLDecodeError as error:

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from handoff.confined import inside
 from handoff.coordinator.lease_clock import LeaseClock
 from handoff.coordinator.placement import open_hosts, step_versions, why_not_runnable
 from handoff.coordinator.services import RunServices
@@ -51,7 +52,7 @@ class ScenarioRun:
         self.services = services
         self.settings = services.settings
         self.slots = slots
-        self.workdir = services.run_dir / scenario.name
+        self.workdir = inside(services.run_dir, scenario.name)
         self.nemesis = Nemesis()
         self.lease_clock = LeaseClock()
         self.databases = services.databases

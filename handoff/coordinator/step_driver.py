@@ -19,6 +19,7 @@ import shutil
 import time
 from pathlib import Path
 
+from handoff.confined import inside
 from handoff.coordinator.nemesis import Nemesis
 from handoff.faults import AFTER_TURN, BEFORE_STEP, INSIDE_WRITE, MID_TURN, Fault, FaultTarget
 from handoff.hosts import Host, Launch
@@ -61,7 +62,7 @@ class StepDriver:
         await self.nemesis.prepare(faults, target)
         await self.nemesis.inject(faults, BEFORE_STEP, None, target, record)
         mid_turn = [fault for fault in faults if fault.at == MID_TURN]
-        stderr_path = workdir / f"worker-{spec.step}.stderr"
+        stderr_path = inside(workdir, f"worker-{spec.step}.stderr")
         with stderr_path.open("wb") as stderr:
             for fault in mid_turn:
                 await self.witness.hold(spec.scenario, spec.step, fault.turn)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import yaml
 
@@ -42,6 +43,7 @@ from handoff.coordinator.specs import worker_spec
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.hosts.base import Host, Launch
+from handoff.printable import one_line
 from handoff.protocol import Backend
 from handoff.scenario import Scenario, Step
 
@@ -162,7 +164,8 @@ def _witness(scenario: Scenario, image: str) -> list[dict]:
                  "ports": [{"containerPort": WITNESS_PORT}],
                  "volumeMounts": [{"name": "evidence", "mountPath": "/var/log/handoff"}]}
     return [
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": WITNESS, "labels": labels},
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": WITNESS, "labels": labels, "annotations": {f"{LABEL}/title": scenario.title}},
          "spec": {"replicas": 1, "selector": {"matchLabels": selector},
                   "template": {"metadata": {"labels": labels},
                                "spec": {"containers": [container], "volumes": [{"name": "evidence", "emptyDir": {}}]}}}},
@@ -173,8 +176,12 @@ def _witness(scenario: Scenario, image: str) -> list[dict]:
 
 def render(scenario: Scenario, objects: list[dict], file: str = "FILE") -> str:
     """The manifests as one YAML stream, headed by the commands that apply them in order."""
+    # Comments hold only what the tool made of checked names, and the file's path with every
+    # control character escaped: text of the scenario's (its title) goes into the objects,
+    # where the YAML library writes it as data (the witness's title annotation).
     selector = f"{LABEL}/scenario={_name(scenario.name)}"
-    lines = [f"# {scenario.name}: {scenario.title}",
+    file = one_line(shlex.quote(str(file)))
+    lines = [f"# {_name(scenario.name)}: see the annotation {LABEL}/title for its title",
              f"# Made by `handoff export k8s {scenario.name}`; not run on a cluster by this project.",
              "# Apply the witness (and the shared home's claim) first, then each step, each after the previous",
              "# step's Job has completed (that order is the coordinator's id relay):",

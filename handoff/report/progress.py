@@ -23,6 +23,7 @@ from rich.text import Text
 
 from handoff.checker.checks import judge_scenario
 from handoff.fact import Fact
+from handoff.printable import unescaped, visible
 from handoff.protocol import Backend
 from handoff.report.outcomes import Standing, in_words, standing
 from handoff.runs.record import ScenarioRecord
@@ -38,7 +39,7 @@ class Progress:
         self.total = len(scenarios)
         self.fact = fact
         self.backend = backend
-        self.stream = stream or sys.stderr
+        self.stream = stream or unescaped(sys.stderr)
         self.clock = clock
         self.started_at = clock()
         self.running: dict[str, float] = {}  # name -> when it started
@@ -78,7 +79,7 @@ class Progress:
         judged = judge_scenario(record, self.fact, self.backend)
         self.done.append((record.name, in_words(judged), standing(judged)))
         if not self.live:
-            print(self.line(record.name, in_words(judged), record.seconds), file=self.stream, flush=True)
+            print(visible(self.line(record.name, in_words(judged), record.seconds)), file=self.stream, flush=True)
 
     def line(self, name: str, outcome: str, seconds: float) -> str:
         """``[ 3/28  12.4 s] cross-process: kept, as expected (3.1 s)``"""
@@ -94,10 +95,10 @@ class Progress:
         grid.add_column(style="bold", no_wrap=True)
         grid.add_column(overflow="ellipsis", no_wrap=True)
         running = ", ".join(f"{name} {now - since:.0f} s" for name, since in self.running.items())
-        grid.add_row("running", Text(running or "—"))
+        grid.add_row("running", Text(visible(running) or "—"))
         for name, outcome, state in self.done[-LAST_DONE_SHOWN:]:
             style = "red" if state in (Standing.CONTRADICTED, Standing.UNJUDGED) else ""
-            grid.add_row("done", Text(f"{name}: {outcome}", style=style))
+            grid.add_row("done", Text(visible(f"{name}: {outcome}"), style=style))
         waiting = self.total - len(self.done) - len(self.running)
         grid.add_row("so far", Text(f"{len(self.done)} of {self.total} done, {len(self.running)} running, "
                                     f"{waiting} waiting; {now - self.started_at:.0f} s"))

@@ -13,13 +13,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from handoff.confined import inside
+
 
 def session_state(home: Path, session_id: str) -> Path:
     return home / "session-state" / session_id
 
 
 def prepare_home(workdir: Path, step: str, kind: str, previous: Path | None, session_id: str) -> Path:
-    home = workdir / ("home-shared" if kind == "shared" else f"home-{step}")
+    home = inside(workdir, "home-shared" if kind == "shared" else f"home-{step}")
     home.mkdir(exist_ok=True)
     if kind == "copied" and previous is not None and session_state(previous, session_id).is_dir():
         shutil.copytree(session_state(previous, session_id), session_state(home, session_id))

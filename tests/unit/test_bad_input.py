@@ -33,6 +33,18 @@ def scenario_file(tmp_path: Path, top: str = "", step: str = "", raw: bytes | No
     return str(path)
 
 
+def step_named(tmp_path: Path, name: str) -> str:
+    """A scenario whose first step has this name (TOML escapes in it are read as TOML does)."""
+    text = SCENARIO.format(top="", step="").replace('name = "A"', f'name = "{name}"', 1)
+    return scenario_file(tmp_path, raw=text.encode())
+
+
+def named_file(tmp_path: Path, name: str) -> str:
+    path = tmp_path / name
+    path.write_text(SCENARIO.format(top="", step=""))
+    return str(path)
+
+
 def non_empty(tmp_path: Path) -> str:
     (tmp_path / "kept").mkdir(exist_ok=True)
     (tmp_path / "kept" / "something").write_text("x")
@@ -70,6 +82,14 @@ CASES = {
     "scenario not UTF-8": (lambda t: ["run", scenario_file(t, raw=b'title = "\xff"\n')], "is not UTF-8"),
     "scenario with a BOM": (lambda t: ["run", scenario_file(t, raw=b"\xef\xbb\xbf" + SCENARIO.encode())],
                             "byte order mark"),
+    "step name that climbs out": (lambda t: ["run", step_named(t, "/../../../../tmp/victim")],
+                                  "field 'name' must be 1 to 40 ASCII letters"),
+    "step name with a control character": (lambda t: ["run", step_named(t, "A\\u0007")],
+                                           "field 'name' must be"),
+    "step name not ASCII": (lambda t: ["run", step_named(t, "Schritt-ä")], "field 'name' must be"),
+    "step name with a dot": (lambda t: ["run", step_named(t, "..")], "field 'name' must be"),
+    "scenario file name with a space": (lambda t: ["run", named_file(t, "my scenario.toml")],
+                                        "the file's name (without .toml) is the scenario's name"),
     "wait seconds": (lambda t: ["run", scenario_file(t, step="wait = 3.5")], 'write after = "lease-expired"'),
     "wait nan": (lambda t: ["run", scenario_file(t, step="wait = nan")], "field 'wait' is gone"),
     "after seconds": (lambda t: ["run", scenario_file(t, step="after = 3.5")], "field 'after' must be str"),

@@ -105,3 +105,24 @@ def test_the_schemas_do_refuse_a_wrong_manifest():
     job["spec"]["template"]["spec"]["containers"][0]["imageName"] = IMAGE  # a field no container has
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(job, kubernetes_validate.latest_version(), strict=True)
+
+
+INJECTED = ('t\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: pwn\n'
+            'roleRef: {kind: ClusterRole, name: cluster-admin}\n# ')
+
+
+def test_a_title_or_file_name_with_line_breaks_stays_data_and_adds_no_object():
+    """A scenario's title once went raw into a YAML comment: line breaks in it made a
+    whole ClusterRoleBinding, carrying the labels the printed `kubectl apply -l` selects."""
+    import dataclasses
+
+    loaded = dataclasses.replace(scenario.load(scenario.available()["cross-process"]), title=INJECTED)
+    objects = k8s.manifests(loaded, IMAGE, Fact(), STORE)
+    text = k8s.render(loaded, objects, file="out.yaml\nkind: ClusterRoleBinding")
+    parsed = [item for item in yaml.safe_load_all(text) if item]
+    assert [item["kind"] for item in parsed] == [item["kind"] for item in objects]
+    assert "ClusterRoleBinding" not in [item["kind"] for item in parsed]
+    witness = next(item for item in parsed if item["kind"] == "Deployment")
+    assert witness["metadata"]["annotations"][f"{k8s.LABEL}/title"] == INJECTED
+    comments = [line for line in text.splitlines() if line.startswith("#")]
+    assert all("ClusterRoleBinding" not in line or "\\x0a" in line for line in comments)
