@@ -185,8 +185,32 @@ def encode(record: RunRecord) -> bytes:
     return msgspec.json.encode(record)
 
 
+class UnreadableRun(ValueError):
+    """A stored run this version cannot take as a record: a stored run is input like any
+    other (copied from elsewhere, edited by hand), read and checked before it is used."""
+
+
+LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: a time any date formatting can show
+
+
 def decode(data: bytes) -> RunRecord:
-    return msgspec.json.decode(data, type=RunRecord)
+    """The record in ``data``, checked beyond its types: times that can be shown as dates,
+    and steps that belong to their scenario. UnreadableRun says what is wrong."""
+    try:
+        record = msgspec.json.decode(data, type=RunRecord)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise UnreadableRun(str(error)) from None
+    except RecursionError:  # an unknown field nested deeper than the decoder goes
+        raise UnreadableRun("it nests deeper than a run record does") from None
+    for name, at in (("started_at", record.started_at), ("finished_at", record.finished_at)):
+        if not 0.0 <= at <= LATEST_TIME:  # also false for NaN
+            raise UnreadableRun(f"its {name} ({at!r}) is not a time between 1970 and 9999")
+    for scenario in record.scenarios:
+        known = {step.name for step in scenario.scenario.steps}
+        stray = next((step.step for step in scenario.steps if step.step not in known), None)
+        if stray is not None:
+            raise UnreadableRun(f"scenario {scenario.name!r} has a step {stray!r} that its scenario does not list")
+    return record
 
 
-__all__ = ["Event", "FaultRecord", "RunOptions", "RunRecord", "ScenarioRecord", "StepEvents", "StepRecord", "Versions"]
+__all__ = ["UnreadableRun", "Event", "FaultRecord", "RunOptions", "RunRecord", "ScenarioRecord", "StepEvents", "StepRecord", "Versions"]

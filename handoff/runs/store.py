@@ -16,7 +16,7 @@ from typing import Iterator
 import msgspec
 
 from handoff.errors import UserError
-from handoff.runs.record import RunRecord, decode, encode
+from handoff.runs.record import RunRecord, UnreadableRun, decode, encode
 from handoff.runtime_locator import PROJECT_ROOT
 
 RUNS_DIR = PROJECT_ROOT / ".state" / "runs"
@@ -59,7 +59,7 @@ def records(root: Path = RUNS_DIR, command: str | None = None) -> Iterator[RunRe
             if command is not None and msgspec.json.decode(data, type=_Command).command != command:
                 continue
             yield decode(data)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError, UnreadableRun, RecursionError):
             continue
 
 
@@ -77,7 +77,7 @@ def load(reference: str | None = None, root: Path = RUNS_DIR) -> Found:
         return Found(path, decode((path / RECORD).read_bytes()))
     except OSError as error:
         raise UserError(f"run {reference or 'latest'}: cannot read {path / RECORD}: {error.strerror}") from None
-    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+    except (msgspec.DecodeError, msgspec.ValidationError, UnreadableRun) as error:
         raise UserError(f"run {reference or 'latest'}: {path / RECORD} is not a run record this version can read "
                         f"({error})") from None
 

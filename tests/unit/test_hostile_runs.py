@@ -1,0 +1,97 @@
+"""A stored run is untrusted input: a hand-edited or foreign run.json gets a clear error
+(exit 2) from the command that reads it, is listed as unreadable with the reason, and never
+stops the other runs from being listed — for the cases found by hand and for any value
+Hypothesis makes of the record's fields."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from typer.testing import CliRunner
+
+from handoff.cli import app
+from handoff.runs import store
+from handoff.runs.record import encode
+
+from tests.unit.test_runs import record
+
+GOOD = "20260101T000000Z-aaaaaa"
+BAD = "20260102T000000Z-bbbbbb"
+
+
+def stored(tmp_path, edit) -> dict:
+    """A good run and one edited by ``edit`` (given the record as JSON data), side by side."""
+    store.save(record(GOOD), tmp_path)
+    data = json.loads(encode(record(BAD)))
+    edited = edit(data)
+    path = tmp_path / BAD
+    path.mkdir()
+    (path / "run.json").write_text(edited if isinstance(edited, str) else json.dumps(edited))
+    return data
+
+
+def started_at(value):
+    def edit(data):
+        data["started_at"] = value
+        return data
+    return edit
+
+
+def stray_step(data):
+    data["scenarios"][0]["steps"][1]["step"] = "nobody-knows-me"
+    return data
+
+
+def deeply_nested(data):
+    return json.dumps(data).replace("{", '{"x": ' + "[" * 100_000 + "]" * 100_000 + ", ", 1)
+
+
+CASES = {
+    "a time past year 9999": (started_at(1e300), "not a time between 1970 and 9999"),
+    "a negative time": (started_at(-5.0), "not a time between 1970 and 9999"),
+    "a step its scenario does not list": (stray_step, "a step 'nobody-knows-me' that its scenario does not list"),
+    "JSON nested 100,000 deep": (deeply_nested, "nests deeper than a run record does"),
+    "not JSON": (lambda data: "{", "is not a run record this version can read"),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_every_command_says_what_is_wrong_and_the_other_runs_still_list(tmp_path, case):
+    edit, says = CASES[case]
+    stored(tmp_path, edit)
+    runner = CliRunner()
+    for command in (["report", BAD], ["report", BAD, "--format", "html", "-o", str(tmp_path / "r.html")],
+                    ["report", BAD, "--format", "json"], ["diff", GOOD, BAD]):
+        done = runner.invoke(app, [*command, "--runs-dir", str(tmp_path)])
+        assert done.exit_code == 2, (command, done.output)
+        assert says in done.output and "Traceback" not in done.output
+    listed = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path)])
+    assert listed.exit_code == 0, listed.output
+    assert GOOD in listed.output and BAD in listed.output and says in " ".join(listed.output.split())
+    assert runner.invoke(app, ["report", GOOD, "--runs-dir", str(tmp_path)]).exit_code == 0
+
+
+NUMBERS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-10**30, max_value=10**30))
+VALUES = st.recursive(st.none() | st.booleans() | NUMBERS | st.text(max_size=30),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                      max_leaves=10)
+PLACES = ["started_at", "finished_at", "id", "command", "versions", "options", "scenarios"]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(place=st.sampled_from(PLACES), value=VALUES)
+def test_no_value_in_a_stored_run_makes_report_or_runs_fail_as_the_tool(tmp_path_factory, place, value):
+    root = tmp_path_factory.mktemp("runs")
+
+    def edit(data):
+        data[place] = value
+        return json.dumps(data, allow_nan=True)
+
+    stored(root, edit)
+    runner = CliRunner()
+    for command in (["report", BAD], ["runs"], ["report", BAD, "--format", "html", "-o", str(root / "r.html")]):
+        done = runner.invoke(app, [*command, "--runs-dir", str(root)])
+        assert done.exit_code in (0, 1, 2, 4), (command, done.output, done.exception)
+        assert "Traceback" not in done.output
