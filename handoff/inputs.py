@@ -13,6 +13,7 @@ from urllib.parse import SplitResult, urlsplit
 
 from handoff.errors import UserError
 from handoff.fact import Fact
+from handoff.stores.database import redacted
 
 
 def writable_file(path: Path, option: str) -> None:
@@ -51,7 +52,8 @@ def network_url(text: str, option: str, schemes: tuple[str, ...], example: str, 
     """A URL whose scheme, host and port are usable: every part a connection needs.
     (``needs_host`` False: no host means a local default, as for PostgreSQL's socket.)
     ``option`` ending in ``=`` is written right before the URL (``--host b=ssh://…``)."""
-    given = option + text if option.endswith("=") else f"{option} {text}"
+    shown = redacted(text)  # the message may be shown anywhere: never with a password in it
+    given = option + shown if option.endswith("=") else f"{option} {shown}"
     try:
         parts = urlsplit(text)
         port = parts.port  # raises ValueError for a port out of range or not a number

@@ -8,12 +8,13 @@ address and the cause.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from handoff.errors import UserError
 
@@ -146,15 +147,33 @@ class PostgresDatabase(Database):
         self.execute("SELECT pg_advisory_xact_lock(hashtext('handoff schema'))")
 
 
+# The libpq parameters that carry a secret, wherever libpq takes parameters from: a URI's
+# query (?password=...) and a keyword/value string (password=... sslpassword=...).
+SECRET_PARAMETERS = ("password", "sslpassword")
+_SECRET_PARAMETER = re.compile(rf"(?i)(?<![A-Za-z_])({'|'.join(SECRET_PARAMETERS)})(\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)")
+
+
 def redacted(url: str | None) -> str | None:
-    """A store's address with its password, if any, replaced by ***: what may be shown or
-    stored with a run."""
+    """A store's address with every password in it replaced by ***: the user-info's
+    (percent-encoded or not) and every secret parameter's. What may be shown or stored
+    with a run."""
     if not url:
         return url
-    parts = urlsplit(url)
-    if parts.password:
-        return url.replace(f":{parts.password}@", ":***@")
-    return url
+    text = _SECRET_PARAMETER.sub(lambda found: f"{found.group(1)}{found.group(2)}***", url)
+    parts = urlsplit(text)
+    if not parts.scheme:
+        return text
+    user_info, at, host = parts.netloc.rpartition("@")
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    secret_keys = any(key.lower() in SECRET_PARAMETERS for key, _ in pairs)  # libpq decodes a key's %-escapes too
+    if not (at and ":" in user_info) and not secret_keys:
+        return text
+    if at and ":" in user_info:
+        parts = parts._replace(netloc=f"{user_info.split(':', 1)[0]}:***@{host}")
+    if secret_keys:
+        parts = parts._replace(query="&".join(
+            f"{quote(key)}={'***' if key.lower() in SECRET_PARAMETERS else quote(value)}" for key, value in pairs))
+    return urlunsplit(parts)
 
 
 def sqlite_url(path: Path) -> str:
@@ -171,4 +190,4 @@ def connect(url: str, read_only: bool = False) -> Database:
         return SqliteDatabase(Path(url.removeprefix("sqlite://")), read_only)
     if scheme == "":
         return SqliteDatabase(Path(url), read_only)
-    raise UserError(f"store {url!r}: use postgresql://user@host:port/db, sqlite:///path/to/file.db, or a file path")
+    raise UserError(f"store {redacted(url)!r}: use postgresql://user@host:port/db, sqlite:///path/to/file.db, or a file path")
