@@ -57,7 +57,7 @@ class ScenarioRun:
         self.lease_clock = LeaseClock()
         self.databases = services.databases
         self._own_server = None  # a PostgreSQL server of the scenario's own, when its faults stop one
-        witness = WitnessControl(services.witness_url) if services.witness_url else None
+        witness = WitnessControl(services.witness_url, services.witness_token) if services.witness_url else None
         self.driver = StepDriver(services.tracker, self.settings.step_timeout, self.nemesis, witness)
 
     async def run(self) -> ScenarioRecord:
@@ -152,7 +152,7 @@ class ScenarioRun:
             registry_url=self._registry_url(host), app_key=self.services.app_key if step.guarded else "",
             turn_timeout=self.scenario.turn_timeout, known_good=self.scenario.known_good,
             holds=tuple(Hold(fault.at, fault.turn) for fault in faults if fault.at in HOLD_POINTS),
-            lease_clock=self.lease_clock.now if step.guarded else None,
+            lease_clock=self.lease_clock.now if step.guarded else None, run_token=self.services.witness_token,
         )
 
     def _registry_url(self, host: Host) -> str | None:

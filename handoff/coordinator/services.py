@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 from urllib.parse import urlsplit
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from handoff.faults.kinds import stops_the_database
 from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.stores.shared import RunDatabases
 from handoff.witness.launch import WitnessStartError, start_witness
+from handoff.witness.tags import RUN_TOKEN_VARIABLE
 
 
 class CoordinatorError(Exception):
@@ -78,6 +80,9 @@ class RunServices:
         # The app's key for minting guarded ids: made per run, given to guarded workers in
         # their spec (on stdin), never written to the record or shown.
         self.app_key = secrets.token_hex(32)
+        # The witness hears only requests carrying this (witness/server.py, _from_the_run):
+        # another local user reaching its port can neither add evidence nor hold an answer.
+        self.witness_token = secrets.token_hex(16)
         self._server: ThrowawayPostgres | None = None
         self._servers: list[ThrowawayPostgres] = []  # the run's and the scenarios' own, stopped at close
         self.containers = RunContainers(Engine(settings.engine), run_dir, runtime_path)
@@ -171,6 +176,7 @@ class RunServices:
         try:
             self.witness_url = await start_witness(
                 self.tracker, self.run_dir / "witness.stderr", "--evidence", str(self.evidence_path), *relay, host=listen,
+                env={**os.environ, RUN_TOKEN_VARIABLE: self.witness_token},
             )
         except WitnessStartError as error:
             raise CoordinatorError(str(error)) from None

@@ -14,7 +14,7 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
                 backend: Backend, runtime_path: str, witness_url: str, store_url: str | None = None,
                 registry_url: str | None = None, app_key: str = "", turn_timeout: float = 60.0,
                 known_good: tuple[tuple[str, str], ...] = (), holds: tuple[Hold, ...] = (),
-                lease_clock: float | None = None) -> WorkerSpec:
+                lease_clock: float | None = None, run_token: str = "") -> WorkerSpec:
     """What the worker of ``step`` on ``host`` is told. ``home`` is its COPILOT_HOME as seen
     on that host; ``witness_url`` the witness as seen from there; ``runtime_path`` the
     executable of the runtime version the step runs."""
@@ -23,7 +23,7 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         runtime_path="" if host.has_own_runtime else runtime_path,
         home=home, witness_url=witness_url, fact_value=fact.value, fact_topic=fact.topic, actions=step.actions,
         backend=backend, session_id=session_id,
-        tags=request_tags(scenario, step.name, host.name, fact),
+        tags=request_tags(scenario, step.name, host.name, fact, run_token),
         store=store_url, owner=step.principal, guarded=step.guarded, reuse=step.reuse, registry=registry_url,
         without_provider=step.provider == "omitted", app_key=app_key, holds=holds,
         secrets={} if host.carries_environment else backend.secret_env(),

@@ -160,7 +160,10 @@ def redacted(url: str | None) -> str | None:
     if not url:
         return url
     text = _SECRET_PARAMETER.sub(lambda found: f"{found.group(1)}{found.group(2)}***", url)
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # not a URL Python can split (a broken IPv6 address): hide a user-info's password all the same
+        return re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@]*):[^@/]*@", r"\1:***@", text)
     if not parts.scheme:
         return text
     user_info, at, host = parts.netloc.rpartition("@")

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from handoff.witness.server import make_server
+from handoff.witness.tags import RUN_TOKEN_VARIABLE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,13 +29,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relay-to", metavar="URL",
                         help="do not answer: record each request, then pass it on to this OpenAI-compatible endpoint")
     args = parser.parse_args(argv)
+    # `handoff run` gives its witness the run's token in this variable (never on the command
+    # line, which every local user can read); then only requests carrying it are heard.
+    run_token = os.environ.pop(RUN_TOKEN_VARIABLE, None) or None
     api_key = None
     if args.require_api_key_env:
         api_key = os.environ.get(args.require_api_key_env)
         if not api_key:
             print(f"error: --require-api-key-env {args.require_api_key_env}: that variable is not set or empty", file=sys.stderr)
             return 2
-    return serve(args.host, args.port, args.evidence, api_key, args.relay_to)
+    return serve(args.host, args.port, args.evidence, api_key, args.relay_to, run_token)
 
 
 def _stop(*_) -> None:
@@ -42,9 +46,10 @@ def _stop(*_) -> None:
     raise KeyboardInterrupt
 
 
-def serve(host: str, port: int, evidence: Path | None, api_key: str | None = None, upstream: str | None = None) -> int:
+def serve(host: str, port: int, evidence: Path | None, api_key: str | None = None, upstream: str | None = None,
+          run_token: str | None = None) -> int:
     try:
-        server = make_server(host, port, evidence, api_key, upstream)
+        server = make_server(host, port, evidence, api_key, upstream, run_token)
     except OSError as error:
         print(f"error: cannot listen on {host}:{port}: {error.strerror}", file=sys.stderr)
         return 2

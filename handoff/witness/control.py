@@ -9,15 +9,18 @@ import urllib.request
 from urllib.parse import urlencode
 
 from handoff.witness.server import CONTROL
+from handoff.witness.tags import RUN_HEADER
 
 
 class WitnessControl:
-    def __init__(self, witness_url: str):
+    def __init__(self, witness_url: str, run_token: str = ""):
         self.witness_url = witness_url
+        self.headers = {RUN_HEADER: run_token} if run_token else {}
 
     def _call(self, action: str, scenario: str, step: str, turn: int, timeout: float = 10.0, **extra) -> dict:
         query = urlencode({"scenario": scenario, "step": step, "turn": str(turn), **extra})
-        request = urllib.request.Request(f"{self.witness_url}{CONTROL}{action}?{query}", data=b"", method="POST")
+        request = urllib.request.Request(f"{self.witness_url}{CONTROL}{action}?{query}", data=b"", method="POST",
+                                         headers=self.headers)
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.loads(response.read())
 

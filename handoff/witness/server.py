@@ -26,7 +26,7 @@ from urllib.parse import unquote as url_unquote
 
 from handoff.witness.answer import conversation, message_text, reply_to
 from handoff.witness.relay import Relayed, relay
-from handoff.witness.tags import FACT_HEADER, TAG_HEADERS
+from handoff.witness.tags import FACT_HEADER, RUN_HEADER, TAG_HEADERS
 
 MODEL_NAME = "handoff-witness"
 # What a record keeps of the conversation a request carried (the report shows it): the
@@ -161,6 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
     evidence_log: EvidenceLog  # set on the subclass made by make_server
     holds: ResponseHolds  # likewise
     api_key: str | None = None  # when set, every request must carry `Authorization: Bearer <key>`
+    run_token: str | None = None  # when set, every request must carry it in RUN_HEADER (_from_the_run)
     upstream: str | None = None  # relay mode: the real endpoint's base URL (…/v1) requests go on to
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
@@ -180,6 +181,22 @@ class _Handler(BaseHTTPRequestHandler):
             "message": "Incorrect API key provided." if token else "No API key provided.",
             "type": "invalid_request_error", "param": None, "code": "invalid_api_key",
         }})
+        return False
+
+    def _from_the_run(self) -> bool:
+        """With a run token (every `handoff run` sets one), only a request carrying it in
+        RUN_HEADER is heard at all — model requests, which become evidence, and the
+        coordinator's controls alike: another local user who reaches the port can neither
+        add evidence nor hold or release an answer. The token comes on the workers' stdin,
+        never on a command line; the relay does not pass it on (it is an x-handoff- tag)."""
+        if self.run_token is None:
+            return True
+        given = self.headers.get(RUN_HEADER) or ""
+        if hmac.compare_digest(given.encode(), self.run_token.encode()):
+            return True
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._send_json(403, {"error": {"message": "not a request of this run: the run's token is missing or wrong",
+                                        "type": "invalid_request_error", "code": "not_this_run"}})
         return False
 
     def _control(self) -> bool:
@@ -204,7 +221,7 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def do_GET(self) -> None:
-        if self._control() or not self._authorized():
+        if not self._from_the_run() or self._control() or not self._authorized():
             return
         if self.upstream:
             self._send_relayed(relay(self.upstream, _after_v1(self.path), "GET", None, self._lower_headers()))
@@ -216,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
-        if self._control() or not self._authorized():
+        if not self._from_the_run() or self._control() or not self._authorized():
             return
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
@@ -308,11 +325,13 @@ def _after_v1(path: str) -> str:
 
 
 def make_server(host: str, port: int, evidence_path: Path | None, api_key: str | None = None,
-                upstream: str | None = None) -> ThreadingHTTPServer:
+                upstream: str | None = None, run_token: str | None = None) -> ThreadingHTTPServer:
     """``api_key``: when given, requests without ``Authorization: Bearer <api_key>`` get 401.
-    ``upstream``: relay every request to that endpoint instead of answering (see relay.py)."""
+    ``upstream``: relay every request to that endpoint instead of answering (see relay.py).
+    ``run_token``: when given, requests without it in RUN_HEADER get 403 and leave no trace."""
     handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key,
-                                                   "upstream": upstream, "holds": ResponseHolds()})
+                                                   "upstream": upstream, "holds": ResponseHolds(),
+                                                   "run_token": run_token})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server

@@ -16,10 +16,14 @@ TAG_HEADERS = {
 }
 # The exact text that states the scenario's fact, percent-encoded (headers are ASCII).
 FACT_HEADER = "x-handoff-fact"
+# The run's secret: a witness started by `handoff run` hears only requests that carry it.
+RUN_HEADER = "x-handoff-run"
+RUN_TOKEN_VARIABLE = "HANDOFF_RUN_TOKEN"  # how the coordinator hands it to the witness it starts
 
 
-def request_tags(scenario: str, step: str, host: str, fact: Fact) -> dict[str, str]:
+def request_tags(scenario: str, step: str, host: str, fact: Fact, run_token: str = "") -> dict[str, str]:
     """The headers that tie every model request of a step to it, and name the fact the
-    witness is to look for."""
-    return {TAG_HEADERS["scenario"]: scenario, TAG_HEADERS["step"]: step, TAG_HEADERS["host"]: host,
+    witness is to look for (and the run's token, for a witness that asks for one)."""
+    tags = {TAG_HEADERS["scenario"]: scenario, TAG_HEADERS["step"]: step, TAG_HEADERS["host"]: host,
             FACT_HEADER: url_quote(fact.stated_text)}
+    return {**tags, RUN_HEADER: run_token} if run_token else tags

@@ -63,3 +63,48 @@ def test_json_and_stream_answers_come_from_the_request_only(witness):
 
     records = read_evidence(evidence)
     assert [(r.turn, r.fact_sent, r.messages_received) for r in records] == [("2", True, 3), ("2", False, 1)]
+
+
+NOBODY_CLIENT = r'''
+import json, os, sys, urllib.error, urllib.request
+url, headers = sys.argv[1], json.loads(sys.argv[2])
+codes = []
+for path, body in (("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+                   ("/_handoff/release?scenario=s&step=B&turn=1", {})):
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            codes.append(response.status)
+    except urllib.error.HTTPError as error:
+        codes.append(error.code)
+print(os.getuid(), *codes)
+'''
+
+
+def test_a_run_s_witness_hears_no_one_without_the_run_s_token(tmp_path):
+    """As `handoff run` starts it: the token in its environment. Another local user (uid
+    nobody) who reaches the port is refused and leaves no evidence; a request with the
+    token is heard."""
+    import os
+    import pwd
+
+    from handoff.witness.tags import RUN_HEADER, RUN_TOKEN_VARIABLE
+
+    evidence = tmp_path / "evidence.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "handoff.witness", "--evidence", str(evidence)],
+                               stdout=subprocess.PIPE, text=True, env={**os.environ, RUN_TOKEN_VARIABLE: "t0k3n"})
+    try:
+        url = process.stdout.readline().strip().removeprefix("Listening: ")
+        tags = {"x-handoff-scenario": "s", "x-handoff-step": "B", "x-handoff-turn": "1", "content-type": "application/json"}
+        nobody = pwd.getpwnam("nobody").pw_uid
+        for headers in (tags, {**tags, RUN_HEADER: "guessed"}):
+            # The system's Python: this one may live under a home only root can enter.
+            done = subprocess.run(["/usr/bin/python3", "-I", "-c", NOBODY_CLIENT, url, json.dumps(headers)], user=nobody,
+                                  capture_output=True, text=True, timeout=60, cwd="/")
+            assert done.stdout.split() == [str(nobody), "403", "403"], done.stderr
+        assert read_evidence(evidence) == []
+        _post(url, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}, {**tags, RUN_HEADER: "t0k3n"})
+        assert len(read_evidence(evidence)) == 1
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
