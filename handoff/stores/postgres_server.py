@@ -16,6 +16,7 @@ import contextlib
 import importlib.util
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
@@ -29,6 +30,7 @@ from pathlib import Path
 from handoff import leftovers
 from handoff.leftovers import POSTGRES_DIR
 from handoff.errors import UserError
+from handoff.runtime_locator import PROJECT_ROOT
 
 START_TIMEOUT = 30.0
 SERVICE_USER = "handoff-postgres"
@@ -58,11 +60,31 @@ def _free_port(host: str) -> int:
         return probe.getsockname()[1]
 
 
-def _let_everyone_traverse(path: Path) -> None:
-    """The service user must reach the binaries and the data directory's parents."""
+def _let_the_service_user_in(path: Path, user: str) -> None:
+    """The service user must reach the binaries and the data directory. Within the tool's
+    own directories (the checkout's .venv and .state) their modes are opened for it; a
+    directory above them that it cannot enter is the user's to change, never changed here
+    behind their back: said, with the fix."""
+    account = pwd.getpwnam(user)
+    own = (PROJECT_ROOT / ".venv", PROJECT_ROOT / ".state")
     for folder in [path, *path.parents]:
         mode = folder.stat().st_mode
-        folder.chmod(mode | stat.S_IXOTH | stat.S_IROTH)
+        if any(folder == root or folder.is_relative_to(root) for root in own):
+            folder.chmod(mode | stat.S_IXOTH | stat.S_IROTH)
+        elif not _enterable(folder, account):
+            raise RuntimeError(
+                f"PostgreSQL refuses to run as root, so it runs as the user {user}, which cannot enter {folder} "
+                f"(mode {stat.S_IMODE(mode):04o}): let others enter it (chmod o+x {folder}) or put the checkout "
+                f"where they may")
+
+
+def _enterable(folder: Path, account: pwd.struct_passwd) -> bool:
+    found = folder.stat()
+    if found.st_uid == account.pw_uid:
+        return bool(found.st_mode & stat.S_IXUSR)
+    if found.st_gid == account.pw_gid:
+        return bool(found.st_mode & stat.S_IXGRP)
+    return bool(found.st_mode & stat.S_IXOTH)
 
 
 class ThrowawayPostgres:
@@ -72,7 +94,12 @@ class ThrowawayPostgres:
 
     def __init__(self, listen: list[str], trusted_networks: tuple[str, ...] = ()):
         self.listen = listen
-        self.trusted_networks = trusted_networks  # e.g. the simulated LAN, allowed without password
+        self.trusted_networks = trusted_networks  # e.g. the simulated LAN: may connect, with the password
+        # Every connection needs this password, from anywhere (its own socket included): any
+        # local user can reach a port on this machine, and the sessions it stores hold the
+        # facts told. It reaches clients only inside the URLs the run hands its workers on
+        # their stdin; whatever shows or stores a URL shows it redacted.
+        self.password = secrets.token_urlsafe(24)
         self.user = _service_user()
         self.bin = _binaries()
         self.dir: Path | None = None
@@ -96,18 +123,28 @@ class ThrowawayPostgres:
         POSTGRES_DIR.mkdir(parents=True, exist_ok=True)
         self.dir = Path(tempfile.mkdtemp(prefix=f"pg-{leftovers.tag()}-", dir=POSTGRES_DIR))
         if self.user:
-            _let_everyone_traverse(self.bin)
-            _let_everyone_traverse(self.dir)
+            _let_the_service_user_in(self.bin, self.user)
+            _let_the_service_user_in(self.dir, self.user)
             account = pwd.getpwnam(self.user)
             os.chown(self.dir, account.pw_uid, account.pw_gid)
         data = self.dir / "data"
         # A copy of initdb's output made once (cp -a keeps the service user's ownership):
         # initdb costs ~0.5 CPU-s per server, the copy ~0.1, and the server starts as empty.
         subprocess.run(["cp", "-a", str(self._template() / "data"), str(data)], check=True, capture_output=True)
-        with (data / "pg_hba.conf").open("a") as hba:
-            for network in self.trusted_networks:
-                hba.write(f"host all all {network} trust\n")
+        rules = ["local all all scram-sha-256", "host all all 127.0.0.1/32 scram-sha-256",
+                 "host all all ::1/128 scram-sha-256", *(f"host all all {n} scram-sha-256" for n in self.trusted_networks)]
+        (data / "pg_hba.conf").write_text("\n".join(rules) + "\n")  # the template's trust lines go
+        self._set_password(data)
         self.port = _free_port(self.listen[0])
+
+    def _set_password(self, data: Path) -> None:
+        """The server's password, set in single-user mode before it ever listens (~35 ms),
+        given on stdin: a command line is visible to every local user."""
+        statement = f"ALTER ROLE postgres PASSWORD '{self.password}';\n"  # token_urlsafe: no quote in it
+        done = subprocess.run([str(self.bin / "postgres"), "--single", "-D", str(data), "-c", "fsync=off", "postgres"],
+                              input=statement, capture_output=True, text=True, user=self.user, timeout=60)
+        if done.returncode != 0 or "ERROR" in done.stderr:
+            raise RuntimeError(f"setting the server's password failed: {(done.stderr or done.stdout).strip()[-500:]}")
 
     def _template(self) -> Path:
         """A cluster as ``initdb`` leaves it, never started, for this PostgreSQL version:
@@ -117,11 +154,16 @@ class ThrowawayPostgres:
         if (template / "data" / "PG_VERSION").is_file():
             return template
         making = Path(tempfile.mkdtemp(prefix=f"pg-{leftovers.tag()}-template-", dir=POSTGRES_DIR))
-        if self.user:
-            _let_everyone_traverse(making)
-            account = pwd.getpwnam(self.user)
-            os.chown(making, account.pw_uid, account.pw_gid)
-        self._run("initdb", "-D", str(making / "data"), "--auth=trust", "-U", "postgres", "--encoding=UTF8", "--no-sync")
+        try:
+            if self.user:
+                _let_the_service_user_in(making, self.user)
+                account = pwd.getpwnam(self.user)
+                os.chown(making, account.pw_uid, account.pw_gid)
+            self._run("initdb", "-D", str(making / "data"), "--auth=trust", "-U", "postgres", "--encoding=UTF8",
+                      "--no-sync")
+        except BaseException:  # nothing half-made is left behind
+            shutil.rmtree(making, ignore_errors=True)
+            raise
         try:
             os.rename(making, template)
         except OSError:  # another run made it first
@@ -173,7 +215,7 @@ class ThrowawayPostgres:
         self.process = None
 
     def url_for(self, host: str) -> str:
-        return f"postgresql://postgres@{host}:{self.port}/postgres"
+        return f"postgresql://postgres:{self.password}@{host}:{self.port}/postgres"
 
     def stop(self) -> None:
         if self.process is not None:

@@ -67,3 +67,33 @@ def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
         assert f"run …{tag}, cross_process_postgres" in row and "alice" in row
     finally:
         server.stop()
+
+
+def test_the_throwaway_server_refuses_another_local_user_without_the_run_s_password():
+    """Any local user can reach its port (and its socket's directory): as uid nobody,
+    psql gets in neither over TCP nor over the socket without the password, nor with a
+    wrong one; with the password the run hands its workers, it does."""
+    import pwd
+    import subprocess
+
+    from handoff.stores.postgres_server import ThrowawayPostgres, _binaries
+
+    server = ThrowawayPostgres(["127.0.0.1"])
+    url = server.start()
+    try:
+        psql = str(_binaries() / "psql")
+        nobody = pwd.getpwnam("nobody").pw_uid
+
+        def as_nobody(target: str) -> subprocess.CompletedProcess:
+            return subprocess.run([psql, "-w", "-Atc", "select current_user", target], user=nobody, cwd="/",
+                                  capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+
+        for target in (f"postgresql://postgres@127.0.0.1:{server.port}/postgres",
+                       url.replace(server.password, "guessed"),
+                       f"postgresql://postgres@/postgres?host={server.dir}&port={server.port}"):
+            refused = as_nobody(target)
+            assert refused.returncode != 0 and refused.stdout == "", refused
+            assert "password" in refused.stderr  # refused for the password, not for being unreachable
+        assert as_nobody(url).stdout.strip() == "postgres"
+    finally:
+        server.stop()
