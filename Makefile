@@ -14,7 +14,7 @@ SYSTEM_STAMP := .state/system-packages
 RUNTIME_STAMPS := $(patsubst %/package-lock.json,%/node_modules/.installed,$(wildcard runtimes/*/package-lock.json))
 SDK_STAMPS := $(patsubst sdks/%/requirements.txt,.state/sdks/%/.installed,$(wildcard sdks/*/requirements.txt))
 
-.PHONY: setup runtimes handoff faults test coverage bench mutate clean containers
+.PHONY: setup runtimes handoff faults test coverage bench soak mutate clean containers
 
 setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
 
@@ -100,6 +100,15 @@ coverage: setup runtimes
 # `make bench BENCH_ARGS=--quick` for a rough pass in under 2 minutes (105 s).
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Load check (bench/soak.py, not part of `make test`): the default matrix idle, then 5 times
+# beside 2 busy processes per core (--jobs up to 2 × nproc), then from empty runtime caches;
+# every scenario's verdicts must be the idle run's. Writes its section of BENCHMARKS.md.
+# About 20 minutes on 2 cores (1165 s last time); `make soak SOAK_ARGS=--quick` for one
+# saturated run instead of 5 (about 6 minutes). Before its idle and its cold-cache run it
+# waits (up to 20 minutes each) for other runs and tests of this checkout to end.
+soak: setup
+	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 
 # Mutation testing of the verdict core (not part of `make test`): a few minutes on 2 cores;
 # writes MUTATION.md and fails on a survivor nobody has explained.

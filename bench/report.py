@@ -7,6 +7,7 @@ A benchmark returns a :class:`Section` — plain data, so the same content rende
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,6 +67,29 @@ def write(path: Path, machine: list[tuple[str, str]], sections: list[Section], p
              tabulate([[k, v] for k, v in machine], headers=["", ""], tablefmt="github", disable_numparse=True), ""]
     for section in sections:
         parts.append(markdown(section))
+    parts += kept_blocks(path.read_text(encoding="utf-8")) if path.exists() else []
     temporary = path.with_name(path.name + ".partial")
     temporary.write_text("\n".join(parts).rstrip() + "\n", encoding="utf-8")
     temporary.replace(path)
+
+
+# A section another command writes into the same file (`make soak`'s), between its own
+# markers: that command replaces only its block, and `make bench` carries it over.
+BLOCK = re.compile(r"<!-- (?P<name>[\w-]+): begin[^>]*-->\n.*?<!-- (?P=name): end -->\n?", re.S)
+
+
+def block(name: str, content: str) -> str:
+    return f"<!-- {name}: begin (written by `make {name}`; `make bench` keeps it) -->\n{content.rstrip()}\n<!-- {name}: end -->\n"
+
+
+def kept_blocks(text: str) -> list[str]:
+    return [found.group(0) for found in BLOCK.finditer(text)]
+
+
+def replace_block(text: str, name: str, content: str) -> str:
+    """``text`` with the block ``name`` holding ``content``: in its place, or appended."""
+    new = block(name, content)
+    for found in BLOCK.finditer(text):
+        if found.group("name") == name:
+            return text[:found.start()] + new + text[found.end():]
+    return text.rstrip() + "\n\n" + new
