@@ -65,6 +65,42 @@ def test_the_loader_survives_any_bytes(tmp_path, data):
         pass
 
 
+HOSTILE_NAMES = st.one_of(
+    st.text(max_size=60),
+    st.sampled_from(["..", ".", "/../../../tmp/victim", "a/b", "A\u0007", "A\u001b]0;x\u0007", "Schritt-ä", "-x",
+                     "x" * 41, "con", "A\nB", " A", "A ", "a\\b", "%2e%2e"]),
+    st.builds(lambda a, b: a + b, st.sampled_from(["../", "/", "\u202e", "\u0000"]), st.text(max_size=10)),
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(step=HOSTILE_NAMES, file_name=HOSTILE_NAMES)
+def test_a_name_loads_only_if_every_path_made_of_it_stays_in_its_run(tmp_path, step, file_name):
+    """Any step name and scenario file name: refused at load (exit 2), or plain enough that
+    the run's directories and files made of it stay inside the run's directory."""
+    from handoff.confined import inside
+
+    folder = tmp_path / "in"
+    folder.mkdir(exist_ok=True)
+    try:
+        path = folder / f"{file_name}.toml"
+        path.write_text(f'title = "t"\nproves = "p"\ndoes_not_prove = "d"\n[[steps]]\nname = {json.dumps(step)}\n'
+                        f'actions = ["create", "tell", "close"]\n', encoding="utf-8")
+    except (OSError, ValueError):  # not a name this file system takes: nothing to load
+        return
+    if path.parent != folder:  # a name with a separator made the file elsewhere: not a scenario name
+        return
+    try:
+        loaded = load(path)
+    except UserError:
+        return
+    run = tmp_path / "run"
+    scenario_dir = inside(run, loaded.name)
+    for made in (f"home-{loaded.steps[0].name}", f"worker-{loaded.steps[0].name}.stderr"):
+        assert inside(scenario_dir, made).resolve().is_relative_to(run.resolve())
+    assert loaded.steps[0].name.isascii() and loaded.steps[0].name.isprintable()
+
+
 SECRET_SHAPES = [re.compile(r"\d{12,}"), re.compile(r"@"), re.compile(r"gh[pousr]_"), re.compile(r"sk-"),
                  re.compile(r"eyJ")]
 
