@@ -306,10 +306,15 @@ def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this 
     typer.echo(runs_table(limit, runs_dir or RUNS_DIR))
 
 
+RUN_KINDS = ("run", "lab", "skew")  # the commands that store runs
+
+
 @app.command("report")
 def report_run(
     run_ref: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="A run id (or a unique part of it), "
-                                                     "or a run directory. Default: the latest.")] = None,
+                                                     "or a run directory. Default: the latest of --kind.")] = None,
+    kind: Annotated[str, typer.Option(
+        "--kind", help="Without RUN, the latest run of this command: run (the matrix), lab or skew.")] = "run",
     form: FormatOption = "table",
     wide: WideOption = False,
     output: Annotated[Optional[Path], typer.Option(
@@ -326,9 +331,11 @@ def report_run(
     try:
         if form not in report.FORMATS:
             raise UserError(f"--format {form}: choose one of {', '.join(report.FORMATS)}")
+        if kind not in RUN_KINDS:
+            raise UserError(f"--kind {kind}: choose one of {', '.join(RUN_KINDS)}")
         if output is not None:
             inputs.writable_file(output, "--output")
-        record = runs.load(run_ref, runs_dir or runs.RUNS_DIR).record
+        record = runs.load(run_ref, runs_dir or runs.RUNS_DIR, command=kind).record
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
     judgement = judge(record)

@@ -26,9 +26,18 @@ def runs_table(limit: int, root: Path = RUNS_DIR) -> str:
         judgement = judge(record)
         held = sum(1 for turn in judgement.judged if turn.as_expected)
         when = datetime.fromtimestamp(record.started_at).strftime("%Y-%m-%d %H:%M")
-        names = [s.name for s in record.scenarios]
-        shown = ", ".join(names) if len(names) <= 3 else f"{len(names)} scenarios"
+        shown = _what_ran(record)
         body.append([run_id, when, record.command, shown, held, len(judgement.contradicted),
                      len(judgement.unjudged), f"SDK {record.versions.sdk} / runtime {record.versions.runtime}"])
-    headers = ["run", "started", "command", "scenarios", "as expected", "not", "unjudged", "versions"]
+    headers = ["run", "started", "kind", "what ran", "as expected", "not", "unjudged", "versions"]
     return tabulate(body, headers=headers)
+
+
+def _what_ran(record) -> str:
+    """The scenarios; for a lab run, which session it made and the fact it told, so one
+    lab run can be told from the next."""
+    if record.command == "lab":
+        ids = [step.session_id for s in record.scenarios for step in s.steps if step.session_id]
+        return f"session {ids[0] if ids else '?'}, fact {record.options.fact!r}"
+    names = [s.name for s in record.scenarios]
+    return ", ".join(names) if len(names) <= 3 else f"{len(names)} scenarios"

@@ -7,6 +7,8 @@ when complete, so a reader never sees half a run: a run directory either holds i
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import shutil
 from dataclasses import dataclass
@@ -69,10 +71,11 @@ class Found:
     record: RunRecord
 
 
-def load(reference: str | None = None, root: Path = RUNS_DIR) -> Found:
-    """A stored run: the latest when ``reference`` is None; else its id, a unique prefix
-    of it, ``latest``, or the path to a run directory or its run.json."""
-    path = _resolve(reference, root)
+def load(reference: str | None = None, root: Path = RUNS_DIR, command: str | None = None) -> Found:
+    """A stored run: the latest when ``reference`` is None (the latest of ``command``'s
+    runs, when given: ``run`` for the matrix, ``lab``, ``skew``); else its id, a unique
+    prefix of it, ``latest``, or the path to a run directory or its run.json."""
+    path = _latest_of(command, root) if reference is None and command else _resolve(reference, root)
     try:
         return Found(path, decode((path / RECORD).read_bytes()))
     except OSError as error:
@@ -80,6 +83,15 @@ def load(reference: str | None = None, root: Path = RUNS_DIR) -> Found:
     except (msgspec.DecodeError, msgspec.ValidationError, UnreadableRun) as error:
         raise UserError(f"run {reference or 'latest'}: {path / RECORD} is not a run record this version can read "
                         f"({error})") from None
+
+
+def _latest_of(command: str, root: Path) -> Path:
+    for run_id in reversed(run_ids(root)):
+        with contextlib.suppress(OSError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            if msgspec.json.decode((root / run_id / RECORD).read_bytes(), type=_Command).command == command:
+                return root / run_id
+    raise UserError(f"no stored `handoff {command}` run in {root}: `handoff {command}` stores one each time it runs "
+                    f"(`handoff runs` lists every kind; name a run to pick one)")
 
 
 def _resolve(reference: str | None, root: Path) -> Path:

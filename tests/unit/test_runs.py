@@ -134,3 +134,20 @@ def test_report_writes_the_html_page_to_a_file(tmp_path):
     nowhere = cli.invoke(app, ["report", "aaaaaa", "--format", "html", "-o", str(tmp_path / "no" / "such" / "dir" / "r.html"),
                                "--runs-dir", str(tmp_path / "runs")])
     assert nowhere.exit_code == 2 and "--output" in nowhere.output and "Traceback" not in nowhere.output
+
+
+def test_report_without_a_run_shows_the_latest_matrix_run_and_runs_tells_lab_runs_apart(tmp_path):
+    import msgspec
+
+    store.save(record("20260101T000000Z-aaaaaa"), tmp_path)
+    lab = msgspec.structs.replace(record("20260102T000000Z-bbbbbb"), command="lab")
+    store.save(lab, tmp_path)
+    runner = CliRunner()
+    matrix = runner.invoke(app, ["report", "--format", "json", "--runs-dir", str(tmp_path)])
+    assert '"id":"20260101T000000Z-aaaaaa"' in matrix.output.replace(" ", "")
+    picked = runner.invoke(app, ["report", "--kind", "lab", "--format", "json", "--runs-dir", str(tmp_path)])
+    assert '"id":"20260102T000000Z-bbbbbb"' in picked.output.replace(" ", "")
+    none = runner.invoke(app, ["report", "--kind", "skew", "--runs-dir", str(tmp_path)])
+    assert none.exit_code == 2 and "no stored `handoff skew` run" in none.output
+    listed = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path)]).output
+    assert "kind" in listed and "session x, fact 'At Risk'" in listed
