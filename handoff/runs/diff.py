@@ -16,7 +16,8 @@ from tabulate import tabulate
 from handoff.checker.verdicts import RunJudgement, TurnJudgement
 from handoff.report import cells
 
-Key = tuple[str, str, str, str]
+Key = tuple[str, str, str, str]  # scenario, step, turn number across the scenario (or a dash), kind
+Match = tuple[str, str, str, int]  # scenario, step, kind, which of the step's turns of that kind
 COMPARED = (("verdict", cells.bare_verdict), ("evidence", cells.evidence), ("fact reached model", cells.fact_reached_model),
             ("closed before resume", cells.closed_before_resume), ("match", cells.match))
 
@@ -29,36 +30,68 @@ class Difference:
     after: str
 
 
-def _key(turn: TurnJudgement) -> Key:
-    step = turn.step.step if turn.step else cells.DASH
-    return (turn.scenario, step, str(turn.turn) if turn.turn is not None else cells.DASH, turn.kind)
+def _matched(judgement: RunJudgement) -> dict[Match, TurnJudgement]:
+    """Turns by their place in their step, not by their number across the scenario: a
+    question the guard refused never happened and has no number, yet it is the same
+    question as the one another run answered."""
+    found: dict[Match, TurnJudgement] = {}
+    for turn in judgement.turns:
+        step = turn.step.step if turn.step else cells.DASH
+        place = sum(1 for key in found if key[:3] == (turn.scenario, step, turn.kind))
+        found[(turn.scenario, step, turn.kind, place)] = turn
+    return found
 
 
-def _by_key(judgement: RunJudgement) -> dict[Key, TurnJudgement]:
-    return {_key(turn): turn for turn in judgement.turns}
+def _key(match: Match, *turns: TurnJudgement | None) -> Key:
+    number = next((str(t.turn) for t in turns if t is not None and t.turn is not None), cells.DASH)
+    return (match[0], match[1], number, match[2])
 
 
 def differences(before: RunJudgement, after: RunJudgement) -> list[Difference]:
-    old, new = _by_key(before), _by_key(after)
+    old, new = _matched(before), _matched(after)
     found: list[Difference] = []
-    for key in list(old) + [k for k in new if k not in old]:
-        if key not in new:
+    for match in list(old) + [m for m in new if m not in old]:
+        was, now = old.get(match), new.get(match)
+        key = _key(match, was, now)
+        if now is None:
             found.append(Difference(key, "turn", "present", "absent"))
-        elif key not in old:
+        elif was is None:
             found.append(Difference(key, "turn", "absent", "present"))
         else:
             for name, cell in COMPARED:
-                was, now = cell(old[key]), cell(new[key])
-                if was != now:
-                    found.append(Difference(key, name, was, now))
+                if cell(was) != cell(now):
+                    found.append(Difference(key, name, cell(was), cell(now)))
     return found
 
 
 def render(before: RunJudgement, after: RunJudgement) -> str:
+    """Verdicts first, in a learner's words ("turn 2 (too-soon): kept → refused, now as
+    expected"); then the evidence that changed, as a table."""
     found = differences(before, after)
     header = f"{before.run_id} -> {after.run_id}"
     if not found:
         return f"{header}: no turn differs in verdict or evidence ({cells.plural(len(after.turns), 'turn')} compared)"
-    body = [[*d.key[:2], f"{d.key[2]} {d.key[3]}", d.field, d.before, d.after] for d in found]
-    table = tabulate(body, headers=["scenario", "step", "turn", "what", before.run_id, after.run_id])
-    return f"{header}: {cells.plural(len(found), 'difference')}\n\n{table}"
+    verdicts = [_in_words(d, found) for d in found if d.field in ("verdict", "turn")]
+    evidence = [d for d in found if d.field not in ("verdict", "turn", "match")]
+    parts = [f"{header}: {cells.plural(len(verdicts), 'verdict')} changed, "
+             f"{cells.plural(len(evidence), 'other difference')}"]
+    if verdicts:
+        parts.append("\n".join(verdicts))
+    if evidence:
+        body = [[*d.key[:2], f"{d.key[2]} {d.key[3]}", d.field, d.before, d.after] for d in evidence]
+        parts.append(tabulate(body, headers=["scenario", "step", "turn", "what", before.run_id, after.run_id]))
+    return "\n\n".join(parts)
+
+
+EXPECTED_WORDS = {"yes": "as expected", "NO": "NOT as expected", "?": "not judged"}
+
+
+def _in_words(difference: Difference, found: list[Difference]) -> str:
+    scenario, step, number, kind = difference.key
+    where = f"{scenario} turn {number} ({step}, {kind})"
+    if difference.field == "turn":
+        return f"{where}: {'only in the second run' if difference.after == 'present' else 'only in the first run'}"
+    standing = next((d for d in found if d.key == difference.key and d.field == "match"), None)
+    judged = f", {EXPECTED_WORDS.get(standing.before, standing.before)} → " \
+             f"{EXPECTED_WORDS.get(standing.after, standing.after)}" if standing else ""
+    return f"{where}: {difference.before or '—'} → {difference.after or '—'}{judged}"

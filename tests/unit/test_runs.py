@@ -118,7 +118,7 @@ def test_report_and_diff_on_the_command_line(tmp_path):
     missing = cli.invoke(app, ["report", "nope", "--runs-dir", str(tmp_path)])
     assert missing.exit_code == 2 and "no stored run 'nope'" in missing.output
     compared = cli.invoke(app, ["diff", "aaaaaa", "bbbbbb", "--runs-dir", str(tmp_path)])
-    assert compared.exit_code == 1 and "3 differences" in compared.output
+    assert compared.exit_code == 1 and "1 verdict changed, 1 other difference" in compared.output
     listed = cli.invoke(app, ["runs", "--runs-dir", str(tmp_path)])
     assert listed.exit_code == 0 and "20260102T000000Z-bbbbbb" in listed.output
 
@@ -151,3 +151,28 @@ def test_report_without_a_run_shows_the_latest_matrix_run_and_runs_tells_lab_run
     assert none.exit_code == 2 and "no stored `handoff skew` run" in none.output
     listed = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path)]).output
     assert "kind" in listed and "session x, fact 'At Risk'" in listed
+
+
+def test_diff_says_a_refused_question_was_kept_before_in_verdict_words():
+    """A question the guard refused has no turn number (it never happened): it is still
+    matched with the same question another run answered, by its place in its step."""
+    import dataclasses
+
+    import msgspec
+
+    from handoff.protocol import ActionFailed
+
+    kept = record("failing")
+    refused_lines = [encode(e).decode().rstrip() for e in (
+        READY, ActionFailed(t=0.0, action="resume", message="another writer holds this session's lease", refused=True),
+        Finished(t=0.0, ok=False))]
+    scenario = kept.scenarios[0]
+    guarded = dataclasses.replace(scenario.scenario, steps=(
+        scenario.scenario.steps[0], Step("B", ("resume", "ask", "close"), expect="refused", guarded=True)))
+    before = judge(msgspec.structs.replace(kept, scenarios=[msgspec.structs.replace(scenario, scenario=guarded)]))
+    refusing = msgspec.structs.replace(scenario, scenario=guarded, steps=[
+        scenario.steps[0], msgspec.structs.replace(scenario.steps[1], lines=refused_lines)])
+    after = judge(msgspec.structs.replace(record("passing"), scenarios=[refusing]))
+    text = diff.render(before, after)
+    assert "s turn 2 (B, ask): kept → refused, NOT as expected → as expected" in text
+    assert "present" not in text and "absent" not in text
