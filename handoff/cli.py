@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import textwrap
 from pathlib import Path
 from typing import Annotated, Optional
 from urllib.parse import urlsplit
@@ -24,6 +25,7 @@ from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
 from handoff.hosts import SshTarget
 from handoff.printable import printed_as_text
+from handoff.report.summary import lab_sentence
 
 EXIT_CODES = ("Exit codes: 0 every verdict as expected; 1 some verdict contradicted its expectation; 2 bad input; "
               "3 the tool itself failed; 4 nothing contradicted, but some turns could not be judged (unknown, "
@@ -456,8 +458,11 @@ def lab(
 
     root = runs_dir or runs.RUNS_DIR
 
+    kept = []
+
     def keep(record) -> None:
         runs.save(record, root)
+        kept.append(record)
         if html_path is not None:
             _write_html(html_path, record, judge(record))
 
@@ -475,6 +480,9 @@ def lab(
         raise _fail(str(error), 3)
     except KeyboardInterrupt:
         raise _fail("interrupted; the witness model and the runtime were stopped", 130)
+    if kept:  # after the transcript, which keeps the lab's own shape: what it proved, on stderr
+        second = bool(resume or resume_most_recent)
+        typer.echo("\n" + textwrap.fill(lab_sentence(judge(kept[-1]), second), 100), err=True)
     raise typer.Exit(code)
 
 

@@ -23,7 +23,9 @@ from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgem
 from handoff.fact import Fact
 from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, Backend
 from handoff.report import cells
+from handoff.report import summary as conditions
 from handoff.report.outcomes import Standing, contradictions, judged_turns, standing, what_went_wrong
+from handoff.report.redact import for_display
 from handoff.runs.record import RunRecord
 
 WIDTH = 100  # the default output fits a terminal this wide
@@ -222,12 +224,26 @@ def summary(judgement: RunJudgement) -> str:
 
 def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
     """Everything after the plan: the table, the rungs (or, wide, the explanations), the summary."""
+    record, judgement = for_display(record, judgement)  # an id carrying a secret shows redacted
     if wide:
         return "\n\n".join([_with_timed_notes(wide_table(judgement), judgement), explanations(judgement),
                             summary(judgement)])
     rungs = "\n".join(_fitted(line) for line in rung_lines(record, judgement))
-    return "\n\n".join([_with_timed_notes(learner_table(judgement, record.versions.machine), judgement), rungs,
-                        summary(judgement)])
+    parts = [_with_timed_notes(learner_table(judgement, record.versions.machine), judgement), rungs, summary(judgement)]
+    proved = what_was_proved(record, judgement)
+    return "\n\n".join([proved, *parts] if proved else parts)
+
+
+def what_was_proved(record: RunRecord, judgement: RunJudgement) -> str:
+    """The one-screen answer above the table (report/summary.py): per condition of the
+    lab, what this run's rungs showed. Nothing for a run of one rung (the lab's own)."""
+    found = conditions.lines(judgement, {s.name: s.scenario for s in record.scenarios})
+    if record.command != "run" or len(judgement.scenarios) < 2:
+        return ""
+    width = max(len(line.condition) for line in found) + 2
+    rows = [textwrap.fill(line.text(), WIDTH, initial_indent="  " + line.condition.ljust(width),
+                          subsequent_indent=" " * (width + 2), break_on_hyphens=False) for line in found]
+    return "\n".join([conditions.headline(judgement, found), *rows])
 
 
 def _with_timed_notes(table: str, judgement: RunJudgement) -> str:

@@ -114,3 +114,11 @@ def test_the_default_output_fits_a_terminal_and_a_screen(matrix):
     for ran in matrix.record.scenarios:  # one line per rung, whatever came out
         rung = re.compile(rf"{re.escape(ran.name)} (proved|did NOT|could not|crashed|was skipped)")
         assert sum(1 for line in lines if rung.match(line)) == 1, ran.name
+    # The first screen answers what persistence proved: every condition of the lab, each
+    # with the rungs that kept the fact, within the top 25 lines.
+    first_screen = "\n".join(lines[:25])
+    assert "What persistence proved in this run (36 rungs; every rung came out as its file says):" in first_screen
+    for condition in ("same process", "new process", "new machine", "new container", "database store",
+                      "compatible runtime", "authorization", "faults"):
+        assert re.search(rf"^  {condition} +resumed|^  {condition} +any id|^  {condition} +kept", first_screen,
+                         re.M), condition

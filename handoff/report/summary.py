@@ -1,0 +1,139 @@
+"""What persistence proved in this run, on one screen: one line per condition the lab names
+(same process, new process, new machine, new container, a database store, a compatible
+runtime, authorization, faults), each saying which rungs kept the fact, which lost or
+refused it as they should, and what was not shown. The terminal prints it above the
+table and the HTML page at its top; both are made here, from the judgement, so they say
+the same thing.
+
+A rung's condition is read from its scenario: what a step runs on and with (another
+runtime or SDK version, the guard, a container, a simulated machine, a database store),
+else whether it takes one process or several. The lab's three conditions for a handoff
+are the lines *new machine* (shared storage), *compatible runtime* and *authorization*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, Verdict
+from handoff.report.outcomes import Standing, judged_turns, standing
+from handoff.scenario import CONTAINER, LOCAL, Scenario
+
+NOT_KEPT = "not kept where it should not be"  # lost, refused or failed, as the scenario file expects
+# (condition, what a rung that kept the fact shows there, what one that did not shows)
+CONDITIONS = (
+    ("same process", "resumed in the same process", NOT_KEPT),
+    ("new process", "resumed from the same home", NOT_KEPT),
+    ("new machine", "resumed with shared storage", NOT_KEPT),
+    ("new container", "resumed via a volume or database", NOT_KEPT),
+    ("database store", "resumed via SessionFs alone", NOT_KEPT),
+    ("compatible runtime", "resumed by runtimes and SDKs that fit", "failed where they do not fit"),
+    ("authorization", "any id resumed by the raw SDK", "refused where the guard is used"),
+    ("faults", "kept through the fault", "lost or failed, and whether loudly"),
+)
+NAMES_SHOWN = 1  # rung names per part of a line before "+N"
+
+
+def condition(scenario: Scenario) -> str:
+    """The one condition a rung is about, by what its steps run on and with."""
+    steps = scenario.steps
+    if "faults" in scenario.tags or any(step.faults for step in steps):
+        return "faults"
+    if any(step.runtime or step.sdk for step in steps) or scenario.known_good:
+        return "compatible runtime"
+    if any(step.guarded or step.principal != "alice" for step in steps):
+        return "authorization"
+    kinds = {scenario.hosts.get(step.host, LOCAL) for step in steps}
+    if CONTAINER in kinds:
+        return "new container"
+    if kinds - {LOCAL, CONTAINER}:
+        return "new machine"
+    if scenario.store != "home":
+        return "database store"
+    return "same process" if len(steps) == 1 else "new process"
+
+
+@dataclass(frozen=True)
+class Line:
+    condition: str
+    kept: tuple[str, ...]  # rungs as expected that kept the fact in some turn
+    controls: tuple[str, ...]  # rungs as expected that lost, refused or failed it in some turn: the controls
+    wrong: tuple[str, ...]  # rungs not as expected, or not judged
+    skipped: tuple[str, ...]
+    keeps: str  # what a kept rung shows here
+    loses: str  # what a rung that did not keep it shows here
+
+    @property
+    def rungs(self) -> int:
+        return len(set(self.kept + self.controls + self.wrong + self.skipped))
+
+    def text(self) -> str:
+        said = []
+        if self.kept:
+            said.append(f"{self.keeps} ({_names(self.kept)})")
+        if self.controls:
+            said.append(f"{self.loses} ({_names(self.controls)})")
+        if self.wrong:
+            said.append(f"NOT shown, look at {_names(self.wrong)}")
+        if self.skipped and not (self.kept or self.controls):
+            said.append(f"not run here ({_names(self.skipped)} skipped)")
+        elif self.skipped:
+            said.append(f"{len(self.skipped)} skipped")
+        return "; ".join(said) if said else "no rung in this run"
+
+
+def _names(names: tuple[str, ...]) -> str:
+    shown = ", ".join(names[:NAMES_SHOWN])
+    return shown + (f" +{len(names) - NAMES_SHOWN}" if len(names) > NAMES_SHOWN else "")
+
+
+def lines(judgement: RunJudgement, scenarios: dict[str, Scenario]) -> list[Line]:
+    """One line per condition that any rung of the run is about, in the lab's order."""
+    grouped: dict[str, list[ScenarioJudgement]] = {}
+    for judged in judgement.scenarios:
+        if judged.name in scenarios:
+            grouped.setdefault(condition(scenarios[judged.name]), []).append(judged)
+    found = []
+    for name, keeps, loses in CONDITIONS:
+        rungs = grouped.get(name, [])
+        if not rungs:
+            continue
+        kept, controls, wrong, skipped = [], [], [], []
+        for rung in rungs:
+            state = standing(rung)
+            if state == Standing.SKIPPED:
+                skipped.append(rung.name)
+            elif state != Standing.AS_EXPECTED:
+                wrong.append(rung.name)
+            else:  # a rung with raw and guarded steps, say, shows both
+                verdicts = {turn.verdict for turn in judged_turns(rung)}
+                if Verdict.KEPT in verdicts:
+                    kept.append(rung.name)
+                if verdicts - {Verdict.KEPT}:
+                    controls.append(rung.name)
+        found.append(Line(name, tuple(kept), tuple(controls), tuple(wrong), tuple(skipped), keeps, loses))
+    return found
+
+
+def headline(judgement: RunJudgement, found: list[Line]) -> str:
+    rungs = sum(line.rungs for line in found)
+    wrong = sum(len(line.wrong) for line in found)
+    verdict = "every rung came out as its file says" if not wrong else f"{wrong} rung(s) did NOT come out as expected"
+    return f"What persistence proved in this run ({rungs} rungs; {verdict}):"
+
+
+def lab_sentence(judgement: RunJudgement, second_process: bool) -> str:
+    """What one `handoff lab` run proved, and what it leaves to the ladder (the lab's own
+    warning: one run in one process proves resume-after-close only)."""
+    asked = [turn for turn in judgement.turns if turn.kind == "ask"]
+    where = "in a second process, from the same home" if second_process else "after close, in the same process"
+    if asked and all(turn.verdict == Verdict.KEPT for turn in asked):
+        said = f"This lab run proved that a session resumes by id {where}: the answer named the fact, and the model " \
+               f"was sent it."
+    else:
+        verdicts = ", ".join(turn.verdict.value for turn in asked if turn.verdict) or "no answer"
+        said = f"This lab run did NOT show the session kept {where} ({verdicts})."
+    not_proved = "a handoff to another machine" if second_process else \
+        "recovery after a restart or a handoff to another machine"
+    return (f"{said} It does not prove {not_proved}, which also need shared storage, a compatible runtime and "
+            f"authorization: `make handoff` runs those rungs.")
