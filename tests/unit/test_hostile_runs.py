@@ -80,7 +80,7 @@ VALUES = st.recursive(st.none() | st.booleans() | NUMBERS | st.text(max_size=30)
 PLACES = ["started_at", "finished_at", "id", "command", "versions", "options", "scenarios"]
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(place=st.sampled_from(PLACES), value=VALUES)
 def test_no_value_in_a_stored_run_makes_report_or_runs_fail_as_the_tool(tmp_path_factory, place, value):
     root = tmp_path_factory.mktemp("runs")
@@ -91,7 +91,7 @@ def test_no_value_in_a_stored_run_makes_report_or_runs_fail_as_the_tool(tmp_path
 
     stored(root, edit)
     runner = CliRunner()
-    for command in (["report", BAD], ["runs"], ["report", BAD, "--format", "html", "-o", str(root / "r.html")]):
+    for command in (["report", BAD], ["runs"], ["report", BAD, "--format", "json"]):
         done = runner.invoke(app, [*command, "--runs-dir", str(root)])
         assert done.exit_code in (0, 1, 2, 4), (command, done.output, done.exception)
         assert "Traceback" not in done.output
