@@ -156,8 +156,11 @@ def run(
         _write_html(html_path, record, judgement)
     if store is not None and any(s.scenario.store == "postgres" and s.steps for s in record.scenarios):
         tag = record.id.rsplit("-", 1)[-1]
-        typer.echo(f"The database scenarios' sessions are kept on {redacted(store)} (schemas handoff_{tag}_*): "
-                   f"`handoff sessions list --store '{redacted(store)}'` lists them.", err=True)
+        shown = redacted(store)  # a command to copy, unless it would carry the password
+        command = f"`handoff sessions list --store '{store}'`" if shown == store else \
+            "`handoff sessions list --store` with the URL you gave"
+        typer.echo(f"The database scenarios' sessions are kept on {shown} (schemas handoff_{tag}_*): {command} "
+                   f"lists them.", err=True)
     raise typer.Exit(judgement.exit_code())
 
 

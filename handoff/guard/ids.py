@@ -10,21 +10,29 @@ minted for the caller (:class:`Minter`):
   case always maps to the same id without the id revealing it), then a 64-bit HMAC tag
   binding the id to its owner. Letters only, so an id cannot contain a digit run — no
   phone number, no account number — whatever the randomness draws.
+* Every HMAC is keyed with the owner's own key, itself an HMAC of the app's key and the
+  owner's name: alice's and bob's ids for the same business key are unrelated strings,
+  so nobody the app mints for can test a guessed key against an id someone else leaked.
 * The tag is checked on every guarded call: an id minted for alice is not an id of bob's,
   so bob's create, resume or metadata of it gets the same refusal as a never-minted id —
   the answer never depends on whether alice's session exists.
 
-The pattern rules below (:func:`check_session_id`) no longer decide anything on the
-guarded path; they explain a refusal ("it also contains a phone number") and warn the
-raw lab. A refusal names the rule and never repeats the id.
+The pattern rules below (:func:`secret_shape`) no longer decide anything on the guarded
+path; they explain a refusal ("it also contains a phone number"), warn the raw lab, and
+say what a report shows redacted (:func:`redacted`). Besides the project's own rules they
+ask Yelp's detect-secrets (its regex plugins: cloud and SaaS API keys, tokens, private
+keys, JWTs, public IPs; and its base64 entropy measure). A refusal names the rule and
+never repeats the id.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
 import secrets
+from typing import Callable, Iterator
 
 MAX_LENGTH = 64
 PREFIX = "hs-"
@@ -36,22 +44,36 @@ MINTED_SHAPE = f"{PREFIX} and {2 * (_RANDOM_BYTES + _TAG_BYTES)} letters g-v"
 # A random hex token (ours: handoff-…, sdklabs-…) is not a phone number for the rule
 # below, even when its digits happen to run for a while.
 _HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{12,}(?![0-9A-Za-z])")
-# (rule, pattern): the first rule that matches is the one reported.
+PHONE = "contains a phone number"
+# The rules about what an id is made of, not what it carries.
+_WHITESPACE = ("contains whitespace or a control character", re.compile(r"[\s\x00-\x1f\x7f]"))
+_ALLOWED = re.compile(r"[A-Za-z0-9._-]+")
+# (rule, pattern): what an id may carry. The first rule that matches is the one reported:
+# these first, then detect-secrets' detectors (each names a provider's key or token),
+# then the broad ones below, then detect-secrets' entropy measure.
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("contains whitespace or a control character", re.compile(r"[\s\x00-\x1f\x7f]")),
     ("contains an e-mail address", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")),
     ("looks like a GitHub token", re.compile(r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),
     ("looks like an OpenAI API key", re.compile(r"sk-(proj-)?[A-Za-z0-9_-]{20,}")),
     ("looks like a JSON Web Token", re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")),
+)
+_BROAD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("contains a long hex string (a secret or hash?)", re.compile(r"[0-9a-fA-F]{32,}")),
+    # 16 digits or more (a payment card has 16-19; an IBAN's account part, an account
+    # number), maybe in groups: longer than any phone number, which the rule below leaves alone.
+    ("contains a long number (a card or account number?)", re.compile(r"\d(?:[ ._-]?\d){15,}")),
     # 9-15 digits, maybe with a leading + and separators (space, brackets, . _ -), on
     # their own; or 10-15 right after letters (cust4155550123, but not build-v123456789).
-    ("contains a phone number", re.compile(r"(?<![0-9A-Za-z])\+?\d(?:[ ()._-]?\d){8,14}(?!\d)"
-                                           r"|(?<=[A-Za-z])\d(?:[ ()._-]?\d){9,14}(?!\d)")),
+    (PHONE, re.compile(r"(?<![0-9A-Za-z])\+?\d(?:[ ()._-]?\d){8,14}(?!\d)"
+                       r"|(?<=[A-Za-z])\d(?:[ ()._-]?\d){9,14}(?!\d)")),
     ("contains a long base64 string (a secret?)",
      re.compile(r"(?=[A-Za-z0-9+/_=-]{32,})(?=\S*[A-Z])(?=\S*[a-z])(?=\S*\d)[A-Za-z0-9+/_=-]{32,}")),
 )
-_ALLOWED = re.compile(r"[A-Za-z0-9._-]+")
+# A run of base64 (with its url-safe letters) long enough for a random token to stand out
+# by its entropy; detect-secrets' own limit decides (4.5 bits per character: more
+# different characters than a word, a UUID or a minted id can have).
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+Finder = Callable[[str], Iterator[str]]
 
 
 class IdRejected(ValueError):
@@ -62,6 +84,59 @@ class IdRejected(ValueError):
         self.rule = rule
 
 
+@functools.cache
+def _detect_secrets() -> tuple[tuple[tuple[str, Finder], ...], Finder]:
+    """detect-secrets' detectors, loaded once (its import takes a few tenths of a second):
+    (what each finds, a function yielding its findings in a string), and its entropy
+    measure as such a function. Only the detectors that read the text itself: not its
+    keyword plugin (made for assignments in source code), and never a ``verify``, which
+    would send what it found to the provider."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    detectors = tuple((secret_type, plugin().analyze_string)
+                      for secret_type, plugin in sorted(get_mapping_from_secret_type_to_class().items())
+                      if issubclass(plugin, RegexBasedDetector))
+    entropy = Base64HighEntropyString()
+
+    def random_looking(text: str) -> Iterator[str]:
+        return (run for run in _BASE64_RUN.findall(text)
+                if entropy.calculate_shannon_entropy(run) > entropy.entropy_limit)
+
+    return detectors, random_looking
+
+
+def _blank(token: re.Match[str]) -> str:
+    return "~" * len(token.group())  # the same length: where a finding starts stays where it is
+
+
+def _found(rules: tuple[tuple[str, re.Pattern[str]], ...], text: str) -> Iterator[tuple[str, int]]:
+    for rule, pattern in rules:
+        found = pattern.search(_HEX_TOKEN.sub(_blank, text) if rule == PHONE else text)
+        if found:
+            yield rule, found.start()
+
+
+def _findings(text: str) -> Iterator[tuple[str, int]]:
+    """Each rule about content that ``text`` breaks, in the order they are reported, with
+    where its finding starts."""
+    yield from _found(_RULES, text)
+    detectors, random_looking = _detect_secrets()
+    for secret_type, finds in detectors:
+        for finding in finds(text):
+            yield f"looks like a secret (detect-secrets: {secret_type})", max(text.find(finding), 0)
+            break
+    yield from _found(_BROAD_RULES, text)
+    for run in random_looking(text):
+        yield "contains a high-entropy string (a secret? detect-secrets measures it)", text.find(run)
+        break
+
+
+def _carried(text: str) -> str | None:
+    return next((rule for rule, _ in _findings(text)), None)
+
+
 def secret_shape(session_id: str) -> str | None:
     """The first pattern rule ``session_id`` breaks (it may carry a secret or personal
     data, or is malformed), or None."""
@@ -69,13 +144,21 @@ def secret_shape(session_id: str) -> str | None:
         return "is empty"
     if len(session_id) > MAX_LENGTH:
         return f"is longer than {MAX_LENGTH} characters"
-    for rule, pattern in _RULES:
-        text = _HEX_TOKEN.sub("~", session_id) if rule == "contains a phone number" else session_id
-        if pattern.search(text):
-            return rule
+    if _WHITESPACE[1].search(session_id):
+        return _WHITESPACE[0]
+    carried = _carried(session_id)
+    if carried:
+        return carried
     if not _ALLOWED.fullmatch(session_id):
         return "has characters other than letters, digits, '.', '_' and '-'"
     return None
+
+
+def secret_in(text: str) -> str | None:
+    """The rule by which ``text`` (an id, a business key) carries a secret or personal
+    data, or None: :func:`secret_shape` without the rules about the id's form (its
+    length, its characters), which say nothing about what it carries."""
+    return _carried(text)
 
 
 def check_session_id(session_id: str) -> None:
@@ -93,20 +176,40 @@ def shown(session_id: str) -> str:
     return f"(not shown: it {shape})" if shape else session_id
 
 
+REDACTED = "(redacted)"
+_KEPT = 4  # at most this many characters from before the first finding are shown
+
+
+def redacted(text: str) -> str:
+    """``text`` (an id, a business key) as a report shows it: itself, or, when it carries
+    a secret or personal data, at most four letters (or ``.``, ``_``, ``-``) from before
+    the first finding of any rule, never a character of one, then ``…(redacted)``:
+    ``cust…(redacted)``, short enough for a diagram's label (:func:`secret_in` says why)."""
+    starts = [start for _, start in _findings(text)]
+    if not starts:
+        return text
+    kept = re.match(r"[A-Za-z._-]*", text[:min(*starts, _KEPT)]).group()
+    return f"{kept}…{REDACTED}"
+
+
 def _letters(data: bytes) -> str:
     return "".join(_LETTERS[int(digit, 16)] for digit in data.hex())
 
 
+def _mac(key: bytes, *fields: str) -> bytes:
+    return hmac.new(key, "\0".join(fields).encode(), hashlib.sha256).digest()
+
+
 class Minter:
-    """The app's id minting for one principal, with a key only the app holds."""
+    """The app's id minting for one principal: every id is an HMAC under the owner's own
+    key, derived from a key only the app holds (which the minter does not keep)."""
 
     def __init__(self, key: bytes, owner: str):
-        self._key = key
         self.owner = owner
+        self._key = _mac(key, "handoff-minter-v2", "owner", owner)
 
     def _tag(self, body: str) -> str:
-        mac = hmac.new(self._key, f"owner\0{self.owner}\0{body}".encode(), hashlib.sha256).digest()
-        return _letters(mac[:_TAG_BYTES])
+        return _letters(_mac(self._key, "tag", body)[:_TAG_BYTES])
 
     def _minted(self, random_part: bytes) -> str:
         body = _letters(random_part)
@@ -117,10 +220,10 @@ class Minter:
         return self._minted(secrets.token_bytes(_RANDOM_BYTES))
 
     def for_key(self, business_key: str) -> str:
-        """The id of the app's case ``business_key`` (same key, same id; the id says
-        nothing about the key), bound to this owner."""
-        derived = hmac.new(self._key, f"case\0{business_key}".encode(), hashlib.sha256).digest()
-        return self._minted(derived[:_RANDOM_BYTES])
+        """The id of the app's case ``business_key`` for this owner: the same key, the same
+        id; another owner's id for it shares nothing with this one, and neither says
+        anything about the key."""
+        return self._minted(_mac(self._key, "case", business_key)[:_RANDOM_BYTES])
 
     def minted_for_me(self, session_id: str) -> bool:
         if not MINTED.fullmatch(session_id):

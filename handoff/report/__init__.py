@@ -10,7 +10,9 @@ import msgspec
 from tabulate import tabulate
 
 from handoff.checker.verdicts import RunJudgement
+from handoff.guard.ids import redacted
 from handoff.report import cells, skew_grid, terminal
+from handoff.report.redact import for_display
 from handoff.runs.record import RunRecord
 from handoff.skew import COMMAND as SKEW
 
@@ -34,6 +36,7 @@ def _markdown_table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 def markdown(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
     """The same as the terminal output, for pasting into an issue or a document."""
+    record, judgement = for_display(record, judgement)
     fact, *plan = terminal.plan_of(record).split("\n")
     lines = [f"**{_markdown_cell(fact)}**", "", _markdown_cell(" ".join(plan)), ""]
     if wide:
@@ -53,7 +56,9 @@ def markdown(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> 
 
 def as_json(record: RunRecord, judgement: RunJudgement) -> bytes:
     """Everything: what was observed (the record) and what the checker made of it, with
-    each turn's ``as_expected`` and the run's ``exit_code`` spelled out."""
+    each turn's ``as_expected`` and the run's ``exit_code`` spelled out. An id that
+    carries a secret is redacted here too: the stored run.json is the raw record."""
+    record, judgement = for_display(record, judgement)
     judged = msgspec.to_builtins(judgement)
     for scenario, data in zip(judgement.scenarios, judged["scenarios"]):
         for turn, turn_data in zip(scenario.turns, data["turns"]):
@@ -63,6 +68,7 @@ def as_json(record: RunRecord, judgement: RunJudgement) -> bytes:
 
 
 def rendered(record: RunRecord, judgement: RunJudgement, form: str, wide: bool = False) -> str:
+    record, judgement = for_display(record, judgement)
     if record.command == SKEW and form in ("table", "markdown"):  # a version grid reads as a grid
         return skew_grid.markdown(record, judgement) if form == "markdown" else skew_grid.render(record, judgement)
     if form == "markdown":
@@ -91,7 +97,8 @@ def sessions_table(registries: list[tuple[str, list]]) -> str:
     body = []
     for where, sessions in registries:
         for s in sessions:
-            row = [s.session_id, s.owner, _when(s.created_at, s.created_on), _when(s.last_resumed_at, s.last_resumed_on),
+            row = [redacted(s.session_id), s.owner, _when(s.created_at, s.created_on),
+                   _when(s.last_resumed_at, s.last_resumed_on),
                    _pair(s.created_runtime, s.created_sdk), _pair(s.runtime_version, s.sdk_version), s.turns,
                    (s.summary or "")[:40]]
             body.append(([_kept_by(where)] if kept else []) + row)

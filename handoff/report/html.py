@@ -22,6 +22,7 @@ from handoff.report import cells, terminal
 from handoff.report.diagram import Diagram, layout
 from handoff.report.ladder import SYMBOLS, ladder
 from handoff.report.outcomes import in_words, standing
+from handoff.report.redact import for_display
 from handoff.report.sequence import sequence
 from handoff.runs.record import RunRecord, ScenarioRecord, StepRecord
 from handoff.witness.server import Evidence
@@ -133,6 +134,7 @@ def _environment() -> Environment:
 
 
 def page(record: RunRecord, judgement: RunJudgement) -> str:
+    record, judgement = for_display(record, judgement)  # an id carrying a secret shows redacted
     started = datetime.fromtimestamp(record.started_at, timezone.utc)
     return _environment().get_template("report.html.j2").render(
         record=record, judgement=judgement, ladder=ladder(judgement), scenarios=scenario_views(record, judgement),

@@ -46,6 +46,7 @@ def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
     import sys
 
     from handoff.runs import store as runs
+    from handoff.stores.database import redacted
     from handoff.stores.postgres_server import ThrowawayPostgres
 
     def handoff(*args: str) -> subprocess.CompletedProcess:
@@ -58,8 +59,10 @@ def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
         assert ran.returncode == 0, ran.stderr
         record = runs.load(None, tmp_path).record
         tag = record.id.rsplit("-", 1)[-1]
-        assert (f"kept on {url} (schemas handoff_{tag}_*): `handoff sessions list --store '{url}'` lists them"
-                in ran.stderr)
+        # The server's password is in the URL: shown redacted, and the command says which URL to give.
+        assert (f"kept on {redacted(url)} (schemas handoff_{tag}_*): `handoff sessions list --store` with the URL "
+                f"you gave lists them" in ran.stderr)
+        assert server.password not in ran.stdout + ran.stderr
         [session_id] = {step.view().reported_session_id for step in record.scenarios[0].steps}
         listed = handoff("sessions", "list", "--store", url)
         assert listed.returncode == 0, listed.stderr

@@ -103,13 +103,15 @@ def test_the_run_is_judged_as_expected_and_exits_0(matrix):
 
 def test_the_default_output_fits_a_terminal_and_a_screen(matrix):
     """What `handoff run` prints for the default matrix: at most 100 columns, and about
-    three lines per scenario (~80 for 28): the plan, one row per question, one line per
-    rung, the summary."""
+    three lines per scenario (~80 for 28): the plan, what was proved (at most 20 lines),
+    one row per question, one line per rung, the summary."""
     from handoff.report import render
 
     lines = render(matrix.record, matrix.judgement).splitlines()
     assert max(len(line) for line in lines) <= 100
-    assert len(lines) <= 3 * len(matrix.record.scenarios), len(lines)
+    summary = lines.index("") + 1, lines.index("", lines.index("") + 1)  # the block after the plan
+    assert summary[1] - summary[0] <= 20, lines[summary[0]:summary[1]]
+    assert len(lines) - (summary[1] - summary[0]) <= 3 * len(matrix.record.scenarios), len(lines)
     assert lines[0].startswith("Fact to remember:") and lines[1].startswith("Plan:")
     for ran in matrix.record.scenarios:  # one line per rung, whatever came out
         rung = re.compile(rf"{re.escape(ran.name)} (proved|did NOT|could not|crashed|was skipped)")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from handoff.fact import quote
@@ -40,6 +43,33 @@ def test_an_id_minted_from_the_phone_number_carries_none_of_it(matrix):
     assert minted.reported_session_id.startswith("hs-")
     assert not any(character.isdigit() for character in minted.reported_session_id)
     assert quote(matrix.fact.value) in minted.turns[-1].answer
+
+
+def test_no_report_of_the_secret_in_id_run_shows_the_phone_number(tmp_path):
+    """`handoff run secret-in-id`, then its report in every format: the phone number the
+    raw step used as its id is in the stored record (the evidence), and in none of them."""
+    phone = "4155550123"
+
+    def handoff(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "handoff", *args, "--runs-dir", str(tmp_path / "runs")],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    ran = handoff("run", "secret-in-id", "--json", str(tmp_path / "run.json"), "--html", str(tmp_path / "run.html"))
+    [stored] = (tmp_path / "runs").glob("*/run.json")
+    assert phone in stored.read_text(encoding="utf-8")  # the record keeps what was observed
+    shown = {"handoff run": ran.stdout + ran.stderr, "--json": (tmp_path / "run.json").read_text(encoding="utf-8"),
+             "--html": (tmp_path / "run.html").read_text(encoding="utf-8")}
+    for form in ("table", "markdown", "json", "html"):
+        shown[form] = handoff("report", "--format", form).stdout
+        written = tmp_path / f"report.{form}"
+        handoff("report", "--format", form, "-o", str(written))
+        shown[f"{form} -o"] = written.read_text(encoding="utf-8")
+    for form in ("table", "markdown"):
+        shown[f"{form} --wide"] = handoff("report", "--format", form, "--wide").stdout
+    assert {form: text.count(phone) for form, text in shown.items()} == dict.fromkeys(shown, 0)
+    assert "cust…(redacted)" in shown["html"] and "cust…(redacted)" in shown["json"]
 
 
 def test_bob_learns_nothing_from_creating_alices_id(matrix):

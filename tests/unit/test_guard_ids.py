@@ -1,9 +1,22 @@
-"""Id rules and minted ids: the pattern rules name what an id carries without quoting
-it; only ids minted for the caller pass the guarded path."""
+"""Id rules and minted ids: the pattern rules (the project's own and detect-secrets')
+name what an id carries without quoting it, and a report shows such an id redacted; only
+ids minted for the caller pass the guarded path, and two owners' ids for the same case
+have nothing in common."""
 
 import pytest
 
-from handoff.guard.ids import MAX_LENGTH, MINTED, IdRejected, Minter, check_session_id, not_minted, shown
+from handoff.guard.ids import (
+    MAX_LENGTH,
+    MINTED,
+    PREFIX,
+    IdRejected,
+    Minter,
+    check_session_id,
+    not_minted,
+    redacted,
+    secret_in,
+    shown,
+)
 
 ACCEPTED = [
     "analyst-demo",
@@ -14,6 +27,10 @@ ACCEPTED = [
     "build-v123456789",  # 9 digits after a letter that is part of a word with digits: a build number
     "quarterly-review-of-the-north-west-store",  # a readable lowercase id of 40 characters is not base64
     "x" * MAX_LENGTH,
+    "6bb1ea7c-7199-487d-b828-0d5bbc299b85",  # a UUID: what the runtime chooses (create-without-id)
+    "customer-journey-6bb1ea7c-7199-487d-b828-0d5bbc299b85",  # words and a UUID are not random enough
+    "release-2024.10.1",
+    "hs-" + "ghijklmnopqrstuv" * 2 + "ghijklmn",  # a minted id's shape: 16 letters cannot reach the entropy limit
 ]
 
 REFUSED = {
@@ -34,6 +51,23 @@ REFUSED = {
     "tok-QWxhZGRpbjpvcGVuIHNlc2FtZQ9xYz0Rk2d": "contains a long base64 string (a secret?)",
     "tab\there": "contains whitespace or a control character",
     "bell\x07": "contains whitespace or a control character",
+    # Found by detect-secrets, not by the project's own rules: providers' keys and tokens,
+    # a public IP address, and a token random enough by its entropy.
+    "case-AKIAIOSFODNN7EXAMPLE": "looks like a secret (detect-secrets: AWS Access Key)",
+    "xoxb-123456789012-1234567890123-abcdefghij": "looks like a secret (detect-secrets: Slack Token)",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc": "looks like a secret (detect-secrets: Stripe Access Key)",
+    "rk_live_0123456789abcdefghijABCD": "looks like a secret (detect-secrets: Stripe Access Key)",
+    "glpat-abcdefghij0123456789": "looks like a secret (detect-secrets: GitLab Token)",
+    "SK0123456789abcdef0123456789abcdef": "looks like a secret (detect-secrets: Twilio API Key)",
+    "0123456789abcdef0123456789abcdef-us12": "looks like a secret (detect-secrets: Mailchimp Access Key)",
+    "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.abcdefghijklmnopqrstuvwxyz0": "looks like a secret (detect-secrets: Discord Bot Token)",
+    "host-8.8.8.8": "looks like a secret (detect-secrets: Public IP (ipv4))",
+    "tok-q7w8e9r0t1y2u3i4o5p6a7s8d9f0g1h2": "contains a high-entropy string (a secret? detect-secrets measures it)",
+    "k3j5h6g7f8d9s0a1q2w3e4r5t6y7u8i9": "contains a high-entropy string (a secret? detect-secrets measures it)",
+    # Longer than a phone number: a card number (16-19 digits), an IBAN's account digits.
+    "card-4111111111111111": "contains a long number (a card or account number?)",
+    "card-4111-1111-1111-1111": "contains a long number (a card or account number?)",
+    "DE89370400440532013000": "contains a long number (a card or account number?)",
     "x" * (MAX_LENGTH + 1): f"is longer than {MAX_LENGTH} characters",
     "": "is empty",
     "slash/and/dots..": "has characters other than letters, digits, '.', '_' and '-'",
@@ -72,6 +106,28 @@ def test_an_id_minted_from_a_business_key_is_stable_opaque_and_per_owner():
     assert Minter(b"other key" * 4, "alice").for_key(case) != alice.for_key(case)
 
 
+def test_two_owners_ids_for_the_same_case_share_nothing():
+    """The id is a keyed function of (app key, owner, case): bob, given his own id for a
+    case, learns nothing about alice's ids — not their body, not their tag — so he cannot
+    confirm a guessed case behind an id of hers that leaked."""
+    key = b"k" * 32
+    alice, bob = Minter(key, "alice"), Minter(key, "bob")
+    for case in ("cust-4155550123", "acme-case-1001", ""):
+        hers, his = alice.for_key(case), bob.for_key(case)
+        body = slice(len(PREFIX), -16)
+        assert hers[body] != his[body] and hers[-16:] != his[-16:]
+        same_places = sum(a == b for a, b in zip(hers[len(PREFIX):], his[len(PREFIX):]))
+        assert same_places < 10  # by chance, 1 in 16 of the 40 letters; the old scheme shared 24
+        assert alice.minted_for_me(hers) and not bob.minted_for_me(hers) and not alice.minted_for_me(his)
+
+
+def test_the_ids_of_a_case_do_not_depend_on_anything_but_the_key_owner_and_case():
+    key = b"k" * 32
+    assert Minter(key, "alice").for_key("c") == Minter(bytes(key), "alice").for_key("c")
+    assert Minter(key, "alice").for_key("c") != Minter(key, "alice ").for_key("c")
+    assert Minter(key, "a").for_key("b\0c") != Minter(key, "a\0b").for_key("c")
+
+
 def test_a_forged_tag_or_a_changed_letter_is_not_minted_for_anyone():
     alice = Minter(b"k" * 32, "alice")
     mine = alice.new()
@@ -100,3 +156,34 @@ def test_a_safe_id_is_shown_as_it_is():
 def test_a_refusal_without_a_shape_says_nothing_more():
     assert str(not_minted("analyst-demo")) == (
         "session id refused: it was not minted for you by the app (the guarded path accepts only hs- and 40 letters g-v)")
+
+
+REDACTED_AS = {
+    "cust-4155550123": "cust…(redacted)",  # the letters before the phone number; no digit of it
+    "cust4155550123": "cust…(redacted)",
+    "alice@example.com-chat": "…(redacted)",  # the finding starts at once: nothing of it is kept
+    "ghp_0123456789abcdefghijABCDEFGHIJ01": "…(redacted)",
+    "case-AKIAIOSFODNN7EXAMPLE": "case…(redacted)",
+    "xoxb-123456789012-1234567890123-abcdefghij": "…(redacted)",  # kept: before *any* rule's finding
+    "tenant-x-0123456789abcdef0123456789abcdef": "tena…(redacted)",
+}
+
+
+@pytest.mark.parametrize("session_id, shown_as", list(REDACTED_AS.items()))
+def test_a_report_shows_a_secret_carrying_id_redacted(session_id, shown_as):
+    assert secret_in(session_id) and redacted(session_id) == shown_as
+
+
+@pytest.mark.parametrize("session_id", [*ACCEPTED, "x" * (MAX_LENGTH + 1), "tab\there", "slash/and/dots.."])
+def test_an_id_that_carries_nothing_is_shown_as_it_is(session_id):
+    """The rules about an id's form (length, characters) do not make a report hide it."""
+    assert secret_in(session_id) is None and redacted(session_id) == session_id
+
+
+@pytest.mark.parametrize("session_id", [sid for sid, rule in REFUSED.items()
+                                        if secret_in(sid) and not rule.startswith("is ")])
+def test_every_refused_id_that_carries_something_is_redacted_without_a_digit_of_it(session_id):
+    shown_as = redacted(session_id)
+    assert shown_as.endswith("…(redacted)") and len(shown_as) <= len("cust…(redacted)")
+    assert not any(character.isdigit() for character in shown_as)
+    assert secret_in(shown_as) is None  # what the report shows is not flagged in turn
