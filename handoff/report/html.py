@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
 from handoff.fact import Fact
 from handoff.protocol import turns_in
-from handoff.report import cells, terminal
+from handoff.report import cells, summary, terminal
 from handoff.report.diagram import Diagram, layout
 from handoff.report.ladder import SYMBOLS, ladder
 from handoff.report.outcomes import in_words, standing
@@ -141,4 +141,13 @@ def page(record: RunRecord, judgement: RunJudgement) -> str:
         plan=terminal.plan_of(record).split("\n"), summary=" ".join(terminal.summary(judgement).split()),
         started=started.strftime("%Y-%m-%d %H:%M:%S UTC"), seconds=record.finished_at - record.started_at,
         exit_code=int(judgement.exit_code()), symbols=SYMBOLS, fact=record.options.fact,
+        proved=_proved(record, judgement),
     )
+
+
+def _proved(record: RunRecord, judgement: RunJudgement) -> tuple[str, list[summary.Line]] | None:
+    """The one-screen answer (report/summary.py), as the terminal prints it above its table."""
+    if record.command != "run" or len(judgement.scenarios) < 2:
+        return None
+    found = summary.lines(judgement, {s.name: s.scenario for s in record.scenarios})
+    return summary.headline(judgement, found), found

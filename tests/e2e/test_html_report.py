@@ -182,3 +182,17 @@ def test_a_screenshot_of_each_diagram(opened, matrix):
         shot: Path = folder / f"diagram-{scenario.name}.jpeg"
         page.locator(f"svg.sequence[data-scenario='{scenario.name}']").screenshot(path=str(shot), quality=85)
         assert shot.stat().st_size > 5_000
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (1920, 1080)])
+def test_what_was_proved_is_on_the_first_screen(opened, matrix, width, height):
+    page, _, _ = opened
+    page.set_viewport_size({"width": width, "height": height})
+    page.evaluate("window.scrollTo(0, 0)")
+    block = page.locator("#proved")
+    box = block.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= height, box
+    rows = block.locator("tr th").all_text_contents()
+    assert rows == ["same process", "new process", "new machine", "new container", "database store",
+                    "compatible runtime", "authorization", "faults"]
+    assert "every rung came out as its file says" in block.locator("h2").text_content()
