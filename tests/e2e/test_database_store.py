@@ -53,7 +53,9 @@ def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
         return subprocess.run([sys.executable, "-m", "handoff", *args], capture_output=True, text=True, timeout=300)
 
     server = ThrowawayPostgres(["127.0.0.1"])  # stands in for the user's own server
-    url = server.start()
+    server.start()
+    # The password as a query parameter, one of the forms libpq takes (redacted() knows them all)
+    url = f"postgresql://postgres@127.0.0.1:{server.port}/postgres?password={server.password}"
     try:
         ran = handoff("run", "cross-process-postgres", "--store", url, "--runs-dir", str(tmp_path))
         assert ran.returncode == 0, ran.stderr
@@ -63,6 +65,8 @@ def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
         assert (f"kept on {redacted(url)} (schemas handoff_{tag}_*): `handoff sessions list --store` with the URL "
                 f"you gave lists them" in ran.stderr)
         assert server.password not in ran.stdout + ran.stderr
+        stored = [path for path in tmp_path.rglob("*") if path.is_file()]
+        assert stored and not [path for path in stored if server.password.encode() in path.read_bytes()]
         [session_id] = {step.view().reported_session_id for step in record.scenarios[0].steps}
         listed = handoff("sessions", "list", "--store", url)
         assert listed.returncode == 0, listed.stderr
