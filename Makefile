@@ -75,7 +75,9 @@ containers: setup
 
 # Every test: the unit tests under line coverage (the verdict core's floor is taken from
 # them: tools/coverage_floor.py), then the end-to-end tests, which start the real runtime,
-# without coverage tracing; the slowest 15 of each are listed. -rs lists every skipped
+# without coverage tracing, two at a time (pytest-xdist; the tests that read the default
+# matrix share one worker, tests/e2e/conftest.py), then on their own those that kill runs
+# or check the whole machine (marked serial); the slowest 15 of each are listed. -rs lists every skipped
 # test with its reason; in CI (CI=true) a skip fails the run unless tests/allowed_skips.toml
 # lists it. The tests cover the version-skew scenarios, so they install the other versions
 # first (make runtimes). The container scenarios need the worker image: if it cannot be
@@ -87,7 +89,8 @@ test: setup runtimes
 	rm -f .coverage .coverage.*
 	$(BIN)/pytest -q -rs --durations=15 --cov=handoff --cov-report= tests/unit $(PYTEST_ARGS)
 	$(BIN)/python tools/coverage_floor.py
-	$(BIN)/pytest -q -rs --durations=15 tests/e2e $(PYTEST_ARGS)
+	$(BIN)/pytest -q -rs --durations=15 -n 2 --dist loadgroup -m "not serial" tests/e2e $(PYTEST_ARGS)
+	$(BIN)/pytest -q -rs --durations=15 -m serial tests/e2e $(PYTEST_ARGS)
 
 # Line coverage across every process the whole suite starts (workers, the witness, the
 # zygote, followed through fork and _exit): slower than `make test`, a figure of its own.

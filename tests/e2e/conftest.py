@@ -16,7 +16,7 @@ import pytest
 
 from dataclasses import dataclass
 
-from handoff import coordinator, scenario, versions
+from handoff import coordinator, leftovers, scenario, versions
 from handoff.checker.checks import judge
 from handoff.checker.verdicts import RunJudgement, TurnJudgement
 from handoff.fact import Fact
@@ -30,7 +30,21 @@ from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
 OTHER_FACT = Fact('O\'Brien "VIP" \\ Großkunden', "customer tier")
 
 
-def handoff_processes() -> list[psutil.Process]:
+def handoff_processes(owner: int) -> list[psutil.Process]:
+    """Workers, witnesses and runtimes that the run of ``owner`` (the pid of the `handoff`
+    process, or of this test process for a run made in it) started and that still run.
+    Other runs, of other tests going on meanwhile, are theirs to check."""
+    return [process for process in _this_checkouts_processes() if _owned_by(process, owner)]
+
+
+def _owned_by(process: psutil.Process, owner: int) -> bool:
+    try:
+        return process.environ().get(leftovers.OWNER_VARIABLE) == str(owner)
+    except psutil.Error:
+        return False
+
+
+def _this_checkouts_processes() -> list[psutil.Process]:
     """Workers, witnesses and runtimes started by this checkout's tool that still run."""
     runtimes = (str(locate_runtime()), str(versions.RUNTIMES_DIR))  # the default runtime, and the other versions
     found = []
@@ -95,6 +109,18 @@ def run_scenarios(chosen: list, fact: Fact = Fact(), **settings) -> Outcome:
     settings.setdefault("jobs", 1)
     record = coordinator.run(chosen, coordinator.RunSettings(fact=fact, **settings))
     return Outcome(record, judge(record), fact)
+
+
+def pytest_collection_modifyitems(config, items):
+    """For `pytest -n 2 --dist loadgroup` (make test): the tests that read the default
+    matrix share one worker, so it runs once; every other module keeps to one worker, so
+    its module-scoped fixtures run once. Tests marked `serial` (they kill runs with SIGKILL
+    or check the whole machine) are left to a run of their own, after the others."""
+    for item in items:
+        if "e2e" not in item.nodeid.split("::")[0]:
+            continue
+        group = "matrix" if "matrix" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -15,9 +16,12 @@ import pytest
 
 from handoff import leftovers
 from handoff.containers.engine import Engine
+from handoff.faults.machines import FILLER
 from handoff.hosts import missing_capability
 
-pytestmark = pytest.mark.e2e
+# These kill runs with SIGKILL and look for what is left across the machine: `make test`
+# runs them on their own, after the other end-to-end tests (pytest -m serial).
+pytestmark = [pytest.mark.e2e, pytest.mark.serial]
 
 
 def _start(*scenarios: str) -> subprocess.Popen:
@@ -163,7 +167,8 @@ def test_a_run_removes_what_an_earlier_killed_run_left():
 
 
 def _small_disk_mounted(run: subprocess.Popen, timeout: float = 120) -> None:
-    """Wait until the run's disk-full fault has mounted its small file system."""
+    """Wait until the run's disk-full fault has mounted its small file system (it is
+    still copying the home onto it then)."""
     source = f"{leftovers.MOUNT_PREFIX}{leftovers.tag(run.pid)}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -174,11 +179,27 @@ def _small_disk_mounted(run: subprocess.Popen, timeout: float = 120) -> None:
     pytest.fail(f"no {source} mount within {timeout:.0f} s")
 
 
-def test_ctrl_c_during_faults_heals_them_and_leaves_nothing():
+def _small_disk_full(run: subprocess.Popen, timeout: float = 120) -> None:
+    """Wait until the disk-full fault is in: its filler is on the small disk (until the
+    step ends and heals it, a few hundred milliseconds)."""
+    filler = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag(run.pid)}-*/fault-disk-full/home-*/{FILLER}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and run.poll() is None:
+        if any(Path(tempfile.gettempdir()).glob(filler)):
+            return
+        time.sleep(0.005)
+    run.kill()
+    pytest.fail(f"the disk-full fault's filler was not seen within {timeout:.0f} s")
+
+
+@pytest.mark.parametrize("moment", [_small_disk_mounted, _small_disk_full], ids=["while-mounting", "disk-full"])
+def test_ctrl_c_during_faults_heals_them_and_leaves_nothing(moment):
     """A full disk mounted and a database about to be stopped: Ctrl-C unmounts, stops
-    every server and says so truly."""
+    every server and says so truly. Once the instant the small disk is mounted, while the
+    home is still being copied onto it (a Ctrl-C there once left the mount and the run's
+    directory behind), and once when the disk is full, the fault open."""
     run = _start("fault-disk-full", "fault-store-outage-before-resume")
-    _small_disk_mounted(run)
+    moment(run)
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=120)
     assert run.returncode == 130, stderr
@@ -198,3 +219,37 @@ def test_after_sigkill_during_a_disk_full_fault_clean_unmounts_the_small_disk():
     clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=120)
     assert clean.returncode == 0, clean.stderr
     assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
+
+
+def test_no_killed_runtime_left_an_in_use_marker():
+    """After every run of the suite so far (the matrix's crash scenarios, the faults, the
+    hosts: make test runs this module after them), no marker of a dead runtime is left
+    in any host's user directory: whoever killed a runtime removed its markers."""
+    from tests.e2e.conftest import dead_runtime_markers
+
+    assert dead_runtime_markers() == []
+
+
+def test_a_small_disk_its_run_still_uses_is_unmounted_after_those_processes_are_killed(tmp_path):
+    """A process of the run with its working directory and a file open on the small disk
+    (a runtime a kill has not ended yet) makes a plain unmount fail: it is killed, and the
+    disk unmounted for real, not detached lazily with the process still writing to it."""
+    point = tmp_path / "home"
+    point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", f"{leftovers.MOUNT_PREFIX}{leftovers.tag()}", str(point)],
+                   check=True)
+    # Owned by this (live) process, so that no other checkout's run takes it for a leftover.
+    holder = subprocess.Popen([sys.executable, "-c", "import time; f = open('held', 'w'); print('holding', flush=True); "
+                               "time.sleep(600)"], cwd=point, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, leftovers.OWNER_VARIABLE: str(os.getpid())})
+    try:
+        assert holder.stdout.readline() == "holding\n"
+        busy = subprocess.run(["umount", str(point)], capture_output=True, text=True)
+        assert busy.returncode != 0 and "busy" in busy.stderr
+        leftovers.unmount(str(point), os.getpid())
+        assert holder.wait(timeout=10) == -signal.SIGKILL
+        assert not os.path.ismount(point)
+    finally:
+        holder.kill()
+        holder.wait()
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)

@@ -117,7 +117,7 @@ def test_ctrl_c_mid_step_leaves_nothing_behind(names):
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr
-    assert [_cmdline(p) for p in handoff_processes()] == []
+    assert [_cmdline(p) for p in handoff_processes(process.pid)] == []
     assert handoff_network_leftovers() == []
     # only this run's directory counts: other checkouts' runs come and go meanwhile
     mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag(process.pid)}-"

@@ -194,6 +194,7 @@ closed_before_resume = false
 """
 
 
+@pytest.mark.serial  # in-use markers are checked across the machine: no other run may be killing runtimes meanwhile
 def test_a_crash_on_a_simulated_host_keeps_the_context_and_leaves_no_in_use_markers(tmp_path):
     """A's worker and runtime die together inside host a; B on host b resumes. The killed
     runtime's markers, in host a's user directory and named by its pid inside that host,
