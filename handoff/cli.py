@@ -380,33 +380,124 @@ def _write_atomically(path: Path, data: bytes) -> None:
     temporary.replace(path)
 
 
-sessions_app = typer.Typer(help="The session registry kept in a database store.")
+sessions_app = typer.Typer(help="The sessions in a Copilot home, a stored run or a database store.")
 app.add_typer(sessions_app, name="sessions")
 
 
 @sessions_app.command("list")
 def sessions_list(
-    store: str = typer.Option(..., metavar="URL", help="postgresql://... or sqlite:///path/to/store.db"),
-    owner: Optional[str] = typer.Option(None, help="Only sessions of this owner."),
+    where: Annotated[Optional[str], typer.Argument(
+        metavar="WHERE", show_default=False,
+        help="A Copilot home (the directory that holds session-state/, e.g. ~/.copilot, or one `handoff run --keep` "
+             "filled with homes), a run (an id `handoff runs` lists, or its directory) or a store (sqlite:///path, "
+             "a SQLite file, postgresql://user@host:5432/db). Default: the lab's home, .state/lab-home.")] = None,
+    store: Annotated[Optional[str], typer.Option(
+        "--store", metavar="URL", help="The same as WHERE, as earlier versions took a store.")] = None,
+    owner: Annotated[Optional[str], typer.Option(
+        help="Only sessions of this owner: a store's registry records it, a run's steps act as one.")] = None,
+    runs_dir: RunsDirOption = None,
 ) -> None:
-    """List registered sessions, most recently active first: discovery that works on
-    every host that reaches the database, unlike the runtime's own list_sessions. On a
-    PostgreSQL server, also the sessions each `handoff run --store URL` kept there (a
-    schema per run and scenario)."""
-    from handoff.stores.database import connect
-    from handoff.stores.shared import kept_registries
+    """List sessions, most recent first, from what you have: a Copilot home (read from
+    its session-state/ files, without starting a runtime), a stored run (from its record)
+    or a database store (its session registry: discovery that works on every host that
+    reaches the database, unlike the runtime's own list_sessions; on a PostgreSQL server
+    also the sessions each `handoff run --store URL` kept there). Without WHERE, the
+    lab's home."""
+    from handoff import places
+    from handoff.lab import DEFAULT_HOME
+    from handoff.runs.store import RUNS_DIR
 
+    if where is not None and store is not None:
+        raise _fail("give WHERE or --store, not both: --store URL is the same as WHERE", ExitCode.BAD_INPUT)
     try:
-        if urlsplit(store).scheme in ("postgres", "postgresql"):
-            inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",
-                               needs_host=False)
-        database = connect(store, read_only=True)
+        place = places.locate(where if where is not None else store, DEFAULT_HOME, runs_dir or RUNS_DIR)
+        if isinstance(place, places.Store):
+            text = _store_listing(place.url, owner)
+        elif owner is not None:
+            if not isinstance(place, places.Run):
+                raise UserError("--owner: a Copilot home records no owner (a store's registry and a run's steps do); "
+                                "leave --owner out")
+            text = _run_listing(place.found, owner)
+        elif isinstance(place, places.Run):
+            text = _run_listing(place.found, None)
+        elif isinstance(place, places.Homes):
+            text = "\n\n".join([f"{place.path} holds {_count(len(place.homes), 'Copilot home')} (as `handoff run "
+                                 f"--keep` leaves them):"] + [_home_listing(home) for home in place.homes])
+        else:
+            text = _home_listing(place.path, place.default)
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
+    typer.echo(text)
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}" + ("" if number == 1 else "s")
+
+
+def _home_listing(home: Path, default: bool = False) -> str:
+    """A Copilot home's sessions under a first line that says which home was read."""
+    import shlex
+
+    from handoff.stores.homes import SESSION_STATE, home_sessions, is_home
+
+    if default and not is_home(home):
+        return (f"The lab's home, {home}, holds no sessions yet: `handoff lab` makes one there. To list others: "
+                f"`handoff sessions list WHERE`, WHERE a Copilot home (e.g. ~/.copilot), a run (`handoff runs`) or "
+                f"a store.")
     try:
-        typer.echo(report.sessions_table(kept_registries(database, owner)))
-    finally:
-        database.close()
+        found = home_sessions(home)
+    except OSError as error:
+        raise UserError(f"cannot list {home / SESSION_STATE}: {error.strerror or error}") from None
+    said = f"{_count(len(found), 'session')}, read from its {SESSION_STATE}/ without starting a runtime"
+    if not found:
+        said = f"no sessions in its {SESSION_STATE}/"
+    if default:
+        first = (f"The lab's home, {home} (the default; `handoff sessions list WHERE` lists another home, a run or a "
+                 f"store): {said}")
+    else:
+        first = f"Copilot home {shlex.quote(str(home))}: {said}"
+    return first + (f"\n{report.home_sessions_table(found)}" if found else "")
+
+
+def _run_listing(found, owner: str | None) -> str:
+    """A stored run's sessions, from its record, and where their files are now."""
+    import shlex
+    from datetime import datetime
+
+    from handoff.runs.sessions import homes_still_there, run_sessions
+
+    record = found.record
+    sessions = run_sessions(record, owner)
+    began = datetime.fromtimestamp(record.started_at).strftime("%Y-%m-%d %H:%M:%S")
+    first = f"Run {record.id} (`handoff {record.command}`, {began}): "
+    if not sessions:
+        return first + ("no step acting as that owner used a session" if owner else "its steps used no session")
+    lines = [first + f"{_count(len(sessions), 'session')} its steps used, from its record ({found.path})",
+             report.run_sessions_table(sessions)]
+    kept = homes_still_there(sessions)
+    for home in kept:
+        lines.append(f"Their files are still in {home}: `handoff sessions list {shlex.quote(str(home))}` reads them.")
+    used = list(dict.fromkeys(home for s in sessions for home in s.home_dirs))
+    if not kept and record.command == "lab" and used:
+        lines.append(f"The home it used, {', '.join(used)}, holds no session-state/ any more." if len(used) == 1 else
+                     f"The homes it used, {', '.join(used)}, hold no session-state/ any more.")
+    elif not kept and any(s.store != "postgres" for s in sessions):
+        lines.append("Their files were in the run's own homes and stores, removed when it ended (`handoff run --keep "
+                     "DIR` keeps the homes; `handoff sessions list DIR` reads them).")
+    if record.options.store and any(s.store == "postgres" for s in sessions):
+        lines.append(f"Its database scenarios' sessions are kept on {record.options.store}: `handoff sessions list` "
+                     f"with the URL you gave lists them.")
+    elif any(s.store == "postgres" for s in sessions):
+        lines.append("Its database scenarios' sessions were in the run's throwaway PostgreSQL, deleted when it ended.")
+    return "\n".join(lines)
+
+
+def _store_listing(url: str, owner: str | None) -> str:
+    from handoff import places
+    from handoff.stores.database import redacted
+
+    found = places.registries(url, owner)
+    return f"The session registry in {redacted(url)}:\n{report.sessions_table(found)}"
 
 
 @app.command()

@@ -106,6 +106,37 @@ def sessions_table(registries: list[tuple[str, list]]) -> str:
     return tabulate(body, headers=(["kept by"] if kept else []) + headers)
 
 
+def home_sessions_table(sessions: list) -> str:
+    """The sessions a Copilot home holds (handoff/stores/homes.py), as read from their
+    event logs."""
+    headers = ["id", "created", "last written", "turns", "closed", "created by", "first prompt"]
+    body = [[redacted(s.session_id), _at(s.created_at), _at(s.modified_at), s.turns, _home_closed(s),
+             _pair(s.created_by, None), cells.short(f"({s.problem})" if s.problem else s.summary, 40)]
+            for s in sessions]
+    return tabulate(body, headers=headers)
+
+
+def _home_closed(session) -> str:
+    """``yes``: the log ends with a session.shutdown; else what it ends with."""
+    if session.closed is None:
+        return cells.DASH
+    return "yes" if session.closed else f"no (ends with {session.last_event})"
+
+
+def run_sessions_table(sessions: list) -> str:
+    """The sessions a stored run's steps used (handoff/runs/sessions.py), by scenario."""
+    headers = ["scenario", "id", "steps", "kept in", "began", "turns", "closed", "first prompt"]
+    body = [[s.scenario, redacted(s.session_id), f"{', '.join(s.steps)} ({', '.join(s.hosts)})",
+             f"home ({', '.join(s.homes)})" if s.store == "home" else s.store, _at(s.started_at), s.turns,
+             cells.yes_no(s.closed), cells.short(s.summary, 40)]
+            for s in sessions]
+    return tabulate(body, headers=headers)
+
+
+def _at(seconds: float | None) -> str:
+    return cells.DASH if seconds is None else datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def _kept_by(schema: str) -> str:
     """``handoff_4e8418_cross_process_postgres`` -> ``run …4e8418, cross_process_postgres``."""
     if not schema:

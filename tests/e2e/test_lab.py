@@ -360,3 +360,33 @@ def test_show_calls_names_each_sdk_call_with_its_process_and_a_resume_names_the_
     assert second.stderr.strip() == ("turn 2: the answer names 'At Risk', which this session was told in an earlier "
                                      "run, not 'Champions' (--fact): the context was carried; give --fact 'At Risk' "
                                      "to check for it")
+
+
+def test_sessions_list_reads_the_session_a_lab_run_left_in_its_home(tmp_path):
+    """After `handoff lab --home DIR`, `handoff sessions list DIR` lists the lab's session
+    from the runtime's own files (no runtime started), and the run the lab stored names
+    the same session and the home that still holds it."""
+    home, runs_dir = tmp_path / "home", tmp_path / "runs"
+    done = lab(home, env={**os.environ, "HANDOFF_RUNS_DIR": str(runs_dir)})
+    assert done.returncode == 0, done.stderr
+    sid = session_id(done)
+
+    def sessions_list(*where: str) -> list[str]:
+        listed = subprocess.run([sys.executable, "-m", "handoff", "sessions", "list", *where, "--runs-dir",
+                                 str(runs_dir)], capture_output=True, text=True, timeout=60)
+        assert listed.returncode == 0, listed.stderr
+        return listed.stdout.splitlines()
+
+    first, _, _, row = sessions_list(str(home))
+    assert first == f"Copilot home {home}: 1 session, read from its session-state/ without starting a runtime"
+    kinds = [e["type"] for e in events(home, sid)]
+    assert kinds[-1] == "session.shutdown" and kinds.count("user.message") == 2
+    assert row.split()[0] == sid
+    assert row.split()[5:9] == ["2", "yes", "runtime", events(home, sid)[0]["data"]["copilotVersion"]]
+    assert "Remember this: my favourite retail segm…" in row
+
+    [run_id] = [p.name for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    stored = sessions_list(run_id)
+    assert stored[0].startswith(f"Run {run_id} (`handoff lab`, ")
+    assert stored[3].split()[:2] == ["lab", sid]
+    assert stored[-1] == f"Their files are still in {home}: `handoff sessions list {home}` reads them."
