@@ -50,6 +50,9 @@ RACE_FRACTION = 0.5
 
 # Errors that mean "the store has no such session": a clean loss, not a failure to measure.
 NOT_FOUND_MARKERS = ("session not found", "returned no sessions")
+# The words of a store that could not be reached (handoff/worker/store.py, psycopg): an
+# outage, never a session that is gone, whatever else the message says.
+OUTAGE_MARKERS = ("is unreachable", "cannot connect to postgresql", "connection refused", "connection is closed")
 # The worker's own refusals (a spec it cannot read, a runtime or SDK not of the asked version).
 WORKER_CHECKS = ("read-spec", "start")
 # The runtime's words when a session has no model to ask: no provider and no token.
@@ -252,6 +255,8 @@ def _failed(error, backend: Backend) -> tuple[Verdict, str, Basis]:
     message = error.message
     explained = explain(backend, message)
     said = f"{message} ({explained})" if explained else message
+    if any(marker in message.lower() for marker in OUTAGE_MARKERS):
+        return Verdict.FAILED_LOUDLY, f"{error.action} failed, the store was out: {said}", Basis.RUNTIME_ERROR
     if any(marker in message.lower() for marker in NOT_FOUND_MARKERS):
         return Verdict.LOST, f"{error.action} failed: {said}", Basis.RUNTIME_ERROR
     if any(marker in message.lower() for marker in NO_PROVIDER_MARKERS):

@@ -25,7 +25,7 @@ from handoff.hosts import (
     SshHost,
     missing_capability,
 )
-from handoff.faults.kinds import MID_TURN
+from handoff.faults.kinds import KINDS, MID_TURN
 from handoff.protocol import COPILOT
 from handoff.scenario import CONTAINER, LOCAL, Scenario, Step
 
@@ -41,7 +41,7 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
     plans = [plan for step in scenario.steps for plan in step.faults]
     if any(plan.at == MID_TURN for plan in plans) and not settings.backend.seen_on_the_wire:
         return "a fault while the model answers needs the witness or the relay to hold the answer (not the Copilot service)"
-    if any(plan.kind == "store-outage" for plan in plans) and settings.store_url:
+    if any(KINDS[plan.kind].needs == "postgres" for plan in plans) and settings.store_url:
         return "a store outage stops the run's own PostgreSQL; a server named with --store is not the tool's to stop"
     for name, kind in scenario.hosts.items():
         if name in settings.remote_hosts:

@@ -65,12 +65,12 @@ class Fault(ABC):
 def build(plan) -> Fault:
     """The fault a scenario's plan (handoff.scenario.FaultPlan) asks for."""
     from handoff.faults.logs import CorruptLog, CutCopy, Tamper, TearLog
-    from handoff.faults.machines import DiskFull, Partition, StoreOutage
+    from handoff.faults.machines import DiskFull, Partition, StoreOutage, StoreRestart
     from handoff.faults.processes import Kill, KillRuntime
 
-    kinds = {"kill": Kill, "kill-runtime": KillRuntime, "store-outage": StoreOutage, "partition": Partition,
-             "disk-full": DiskFull, "tear-log": TearLog, "corrupt-log": CorruptLog, "cut-copy": CutCopy,
-             "tamper": Tamper}
+    kinds = {"kill": Kill, "kill-runtime": KillRuntime, "store-outage": StoreOutage, "store-restart": StoreRestart,
+             "partition": Partition, "disk-full": DiskFull, "tear-log": TearLog, "corrupt-log": CorruptLog,
+             "cut-copy": CutCopy, "tamper": Tamper}
     return kinds[plan.kind].from_plan(plan)
 
 

@@ -37,6 +37,10 @@ KINDS: dict[str, KindRules] = {
                               says="SIGKILL to the runtime alone; the app (the worker) lives on"),
     "store-outage": KindRules((BEFORE_STEP, MID_TURN, AFTER_TURN, INSIDE_WRITE, HOLD), needs="postgres", on_container=True,
                               says="the run's PostgreSQL server is shut down (fast shutdown), and started again at heal"),
+    "store-restart": KindRules((BEFORE_STEP, MID_TURN, AFTER_TURN, INSIDE_WRITE, HOLD), heals=False, needs="postgres",
+                               says="the run's PostgreSQL server is shut down (fast shutdown) and started again on "
+                                    "the same data and port before the step goes on: the server is back, every "
+                                    "connection that was open to it is gone"),
     "partition": KindRules((BEFORE_STEP, MID_TURN, AFTER_TURN, INSIDE_WRITE, HOLD), ("database", "model", "everything"),
                            needs="simulated host",
                            says="the step's simulated host loses its route to the database, the model or "

@@ -46,6 +46,28 @@ class StoreOutage(Fault):
 
 
 @dataclass(frozen=True)
+class StoreRestart(StoreOutage):
+    """The run's throwaway PostgreSQL restarts while the step's worker waits at a fault
+    point: a fast shutdown, then a start on the same data and port, both done before the
+    worker goes on. Nothing is left to heal: the server is back, but every connection
+    that was open to it is gone, and the worker's next call finds out on its own."""
+
+    kind = "store-restart"
+
+    @classmethod
+    def from_plan(cls, plan) -> "StoreRestart":
+        return cls(plan.at, plan.turn)
+
+    async def inject(self, target: FaultTarget) -> str:
+        stopped = await super().inject(target)
+        started = await super().heal(target)
+        return f"{stopped}; {started}"
+
+    async def heal(self, target: FaultTarget) -> None:
+        return None  # started again at the injection already
+
+
+@dataclass(frozen=True)
 class Partition(Fault):
     """The step's simulated host loses its route to the database, to the model, or to
     everything on the run's LAN: its own firewall refuses those connections (TCP reset),

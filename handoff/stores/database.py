@@ -19,12 +19,27 @@ from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 from handoff.errors import UserError
 
 
+class StoreUnreachable(ConnectionError):
+    """The database cannot be reached: an outage of the store, never a missing session or
+    file (it is no FileNotFoundError, so nothing above takes it for one)."""
+
+
+class CommitUnknown(ConnectionError):
+    """The connection was lost while a transaction committed: its change may or may not be
+    stored, which only a read on a new connection can tell."""
+
+
 class Database:
     placeholder: str
     url: str
 
     def __init__(self, connection: Any):
         self.connection = connection
+
+    def lost(self, error: BaseException) -> bool:
+        """Whether ``error`` means the connection itself is gone (not a refused statement):
+        what a caller may run again on a new one (handoff/worker/store.py opens it)."""
+        return False
 
     def sql(self, query: str) -> str:
         return query.replace("{p}", self.placeholder)

@@ -11,6 +11,16 @@ Paths reach the provider in two forms: ``/state/...`` (the session's state direc
 configured) and absolute paths under the runtime's own home (``<home>/session-state/
 <id>/...``). The home differs from machine to machine, so those are stored relative to
 it (``~/session-state/<id>/...``): what host A wrote is found by host B.
+
+The database may restart, or go away for a while, under a worker (the worker's store,
+handoff/worker/store.py, opens a connection the server closed again before anything is
+sent on it, or says the store is unreachable). What is run again when the connection is
+lost *during* an operation is decided here, so that nothing is stored twice: a read,
+always; a change (one transaction) lost before its commit, since nothing of it was
+stored; a change lost *during* its commit only once a read on the new connection has
+shown it was not stored. An append whose commit stays unknown because the store is out
+of reach is remembered, and the runtime's retry of it (it retries a failed batch) is
+checked against the store first: an append stored once is not stored again.
 """
 
 from __future__ import annotations
@@ -21,9 +31,11 @@ import os
 import posixpath
 import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, TypeVar
 
-from handoff.stores.database import Database
+from handoff.stores.database import CommitUnknown, Database, StoreUnreachable
+
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS session_files (
@@ -36,8 +48,16 @@ CREATE TABLE IF NOT EXISTS session_files (
     PRIMARY KEY (session_id, path)
 )
 """
+# A file's new content: the text written, or the stored text and then the text appended.
+REPLACE = "excluded.content"
+APPEND = "session_files.content || excluded.content"
 STATE_ROOT = "/state"
 EVENTS = f"{STATE_ROOT}/events.jsonl"
+
+
+class UnsureChange(StoreUnreachable):
+    """The store went out of reach while a change committed: whether it was stored is not
+    known until the store is back."""
 
 
 def _missing(path: str) -> FileNotFoundError:
@@ -85,6 +105,9 @@ class SessionFiles:
         self.session_id = session_id
         self.paths = PathMap(home)
         self._lock = asyncio.Lock()
+        # Appends whose commit is unknown (the store went away as they committed): path ->
+        # (the file's length in bytes had it been stored, the text appended).
+        self._unsure: dict[str, tuple[int, str]] = {}
 
     @staticmethod
     def create_schema(database: Database) -> None:
@@ -108,6 +131,62 @@ class SessionFiles:
             )
             path = posixpath.dirname(path)
 
+    def _content(self, path: str) -> str | None:
+        found = self.db.row("SELECT content FROM session_files WHERE session_id = {p} AND path = {p}",
+                            (self.session_id, path))
+        return None if found is None else found[0]
+
+    def _stored_length(self, path: str) -> int | None:
+        found = self.db.row(f"SELECT {self.db.byte_length('content')} FROM session_files "
+                            "WHERE session_id = {p} AND path = {p}", (self.session_id, path))
+        return None if found is None else found[0]
+
+    # -- running again on a new connection -------------------------------------------
+
+    def _outage(self, error: BaseException) -> StoreUnreachable:
+        where = getattr(self.db, "place", "its address")
+        cause = " ".join(str(error).split()) or type(error).__name__
+        return StoreUnreachable(f"the session store at {where} is unreachable: the connection was lost twice ({cause})")
+
+    def _read(self, work: Callable[[], T]) -> T:
+        """A read: run again once if the connection was lost under it (the database opens a
+        new one first, or says the store is unreachable)."""
+        try:
+            return work()
+        except Exception as error:
+            if not self.db.lost(error):
+                raise
+        try:
+            return work()
+        except Exception as error:
+            if self.db.lost(error):
+                raise self._outage(error) from error
+            raise
+
+    async def _change(self, work: Callable[[], Awaitable[None]], stored: Callable[[], bool]) -> None:
+        """A change made in one transaction by ``work``. Lost before its commit, nothing of
+        it was stored: run it again. Lost during its commit, it is run again only if
+        ``stored`` (a read on the new connection) says it was not; when no new connection
+        can be made to ask, :class:`UnsureChange`."""
+        for attempt in (1, 2):
+            try:
+                await work()
+                return
+            except CommitUnknown as error:
+                try:
+                    if self._read(stored):
+                        return
+                except StoreUnreachable as outage:
+                    raise UnsureChange(f"{outage}; whether the change being committed was stored is not known") \
+                        from error
+                if attempt == 2:
+                    raise self._outage(error) from error
+            except Exception as error:
+                if not self.db.lost(error):
+                    raise
+                if attempt == 2:
+                    raise self._outage(error) from error
+
     def _children(self, path: str) -> list[tuple[str, bool]]:
         below = self.db.rows(
             "SELECT path, is_dir FROM session_files WHERE session_id = {p} AND path LIKE {p} ESCAPE '\\'",
@@ -121,10 +200,10 @@ class SessionFiles:
     async def read_file(self, path: str) -> str:
         key = self.paths.portable(path)
         async with self._lock:
-            found = self.db.row(
+            found = self._read(lambda: self.db.row(
                 "SELECT content, is_dir FROM session_files WHERE session_id = {p} AND path = {p}",
                 (self.session_id, key),
-            )
+            ))
         if found is None:
             raise _missing(path)
         if found[1]:
@@ -132,41 +211,87 @@ class SessionFiles:
         return found[0]
 
     async def write_file(self, path: str, content: str) -> None:
-        await self._put(path, content, "excluded.content")
+        key = self.paths.portable(path)
+        async with self._lock:
+            await self._change(lambda: self._put(path, key, content, REPLACE),
+                               stored=lambda: self._content(key) == content)
 
     async def append_file(self, path: str, content: str) -> None:
-        await self._put(path, content, "session_files.content || excluded.content", may_hold=True)
-
-    async def _put(self, path: str, content: str, new_content: str, may_hold: bool = False) -> None:
-        """Create the file (and its parents) or replace/extend it, in one transaction;
-        the file's new content is one SQL expression, so an append is a single upsert."""
-        key, now = self.paths.portable(path), time.time()
+        key = self.paths.portable(path)
         async with self._lock:
-            with self.db.transaction():
-                self._ensure_directories(posixpath.dirname(key), now)
-                self.db.execute(
-                    "INSERT INTO session_files (session_id, path, is_dir, content, mtime, birthtime) "
-                    "VALUES ({p}, {p}, FALSE, {p}, {p}, {p}) ON CONFLICT (session_id, path) "
-                    f"DO UPDATE SET content = {new_content}, mtime = excluded.mtime, is_dir = FALSE",
-                    (self.session_id, key, content, now, now),
-                )
-                if may_hold and self.hold_before_commit is not None:
+            content = self._not_yet_stored(key, content)
+            if not content:
+                return
+            length: list[int] = []  # once the append has run: the file's length in bytes if it commits
+
+            def stored() -> bool:
+                found = self._content(key)
+                return found is not None and found.endswith(content) and self._stored_length(key) == length[0]
+
+            try:
+                await self._change(lambda: self._put(path, key, content, APPEND, length), stored)
+            except UnsureChange:
+                self._unsure[key] = (length[0], content)
+                raise
+
+    def _not_yet_stored(self, key: str, content: str) -> str:
+        """What of ``content`` is not in the store yet, given an earlier append to ``key``
+        whose commit is unknown: the runtime retries a failed batch (alone or with the
+        events that came since), and a batch that was stored after all is not stored twice."""
+        if key not in self._unsure:
+            return content
+        length, earlier = self._unsure[key]
+        found = self._read(lambda: self._content(key))  # the store still out of reach: still unknown
+        del self._unsure[key]
+        earlier_stored = found is not None and found.endswith(earlier) and self._stored_length(key) == length
+        if earlier_stored and content.startswith(earlier):
+            return content[len(earlier):]
+        return content
+
+    async def _put(self, path: str, key: str, content: str, new_content: str, length: list[int] | None = None) -> None:
+        """Create the file (and its parents) or replace/extend it, in one transaction;
+        the file's new content is one SQL expression, so an append is a single upsert.
+        ``length``, for an append: set to the file's new length in bytes before the commit."""
+        now = time.time()
+        with self.db.transaction():
+            self._ensure_directories(posixpath.dirname(key), now)
+            (new_length,) = self.db.row(
+                "INSERT INTO session_files (session_id, path, is_dir, content, mtime, birthtime) "
+                "VALUES ({p}, {p}, FALSE, {p}, {p}, {p}) ON CONFLICT (session_id, path) "
+                f"DO UPDATE SET content = {new_content}, mtime = excluded.mtime, is_dir = FALSE "
+                f"RETURNING {self.db.byte_length('content')}",
+                (self.session_id, key, content, now, now),
+            )
+            if length is not None:
+                length[:] = [new_length]
+                if self.hold_before_commit is not None:
                     await self.hold_before_commit(path)
 
     async def exists(self, path: str) -> bool:
+        """Whether ``path`` is stored. When the store cannot say (it is out of reach), the
+        answer is yes: the SDK's adapter (copilot/session_fs_provider.py) answers "no" for
+        any exception raised here, and the runtime takes a missing events.jsonl for
+        "Session not found". Answering yes lets its next call, a read, fail with the
+        outage's own words."""
+        key = self.paths.portable(path)
         async with self._lock:
-            return self._entry(self.paths.portable(path)) is not None
+            try:
+                return self._read(lambda: self._entry(key)) is not None
+            except StoreUnreachable:
+                return True
 
     async def stat(self, path: str) -> Entry:
+        key = self.paths.portable(path)
         async with self._lock:
-            entry = self._entry(self.paths.portable(path))
+            entry = self._read(lambda: self._entry(key))
         if entry is None:
             raise _missing(path)
         return entry
 
     async def mkdir(self, path: str, recursive: bool) -> None:
-        key, now = self.paths.portable(path), time.time()
-        async with self._lock:
+        key = self.paths.portable(path)
+
+        async def make() -> None:
             existing = self._entry(key)
             if existing is not None:
                 if existing.is_dir and recursive:
@@ -176,22 +301,35 @@ class SessionFiles:
             if not recursive and parent not in ("/", "~") and self._entry(parent) is None:
                 raise _missing(posixpath.dirname(path))
             with self.db.transaction():
-                self._ensure_directories(key, now)
+                self._ensure_directories(key, time.time())
+
+        def made() -> bool:
+            entry = self._entry(key)
+            return entry is not None and entry.is_dir
+
+        async with self._lock:
+            await self._change(make, made)
 
     async def readdir(self, path: str) -> list[tuple[str, bool]]:
         """Entries of a directory as (name, is_dir) pairs."""
         key = self.paths.portable(path)
-        async with self._lock:
+
+        def listing() -> tuple[Entry | None, list[tuple[str, bool]]]:
             entry = self._entry(key)
-            if entry is None:
-                raise _missing(path)
-            if not entry.is_dir:
-                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
-            return self._children(key)
+            return entry, self._children(key) if entry is not None and entry.is_dir else []
+
+        async with self._lock:
+            entry, children = self._read(listing)
+        if entry is None:
+            raise _missing(path)
+        if not entry.is_dir:
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
+        return children
 
     async def rm(self, path: str, recursive: bool, force: bool) -> None:
         key = self.paths.portable(path)
-        async with self._lock:
+
+        async def remove() -> None:
             entry = self._entry(key)
             if entry is None:
                 if force:
@@ -205,28 +343,33 @@ class SessionFiles:
                     (self.session_id, key, _like_prefix(key)),
                 )
 
+        async with self._lock:
+            await self._change(remove, stored=lambda: self._entry(key) is None)
+
     async def rename(self, source: str, destination: str) -> None:
         """Move a file or a directory tree; an existing destination is replaced. One
         transaction: a reader sees the old name or the new one, never both or neither."""
-        src, dest, now = self.paths.portable(source), self.paths.portable(destination), time.time()
+        src, dest = self.paths.portable(source), self.paths.portable(destination)
         async with self._lock:
-            if self._entry(src) is None:
-                raise _missing(source)
-            with self.db.transaction():
-                self.db.execute(
-                    "DELETE FROM session_files WHERE session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')",
-                    (self.session_id, dest, _like_prefix(dest)),
-                )
-                self._ensure_directories(posixpath.dirname(dest), now)
-                self.db.execute(
-                    "UPDATE session_files SET path = CAST({p} AS TEXT) || substr(path, {p}), mtime = {p} "
-                    "WHERE session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')",
-                    (dest, len(src) + 1, now, self.session_id, src, _like_prefix(src)),
-                )
+            await self._change(lambda: self._move(source, src, dest),
+                               stored=lambda: self._entry(src) is None and self._entry(dest) is not None)
+
+    async def _move(self, source: str, src: str, dest: str) -> None:
+        now = time.time()
+        if self._entry(src) is None:
+            raise _missing(source)
+        with self.db.transaction():
+            self.db.execute(
+                "DELETE FROM session_files WHERE session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')",
+                (self.session_id, dest, _like_prefix(dest)),
+            )
+            self._ensure_directories(posixpath.dirname(dest), now)
+            self.db.execute(
+                "UPDATE session_files SET path = CAST({p} AS TEXT) || substr(path, {p}), mtime = {p} "
+                "WHERE session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')",
+                (dest, len(src) + 1, now, self.session_id, src, _like_prefix(src)),
+            )
 
     def read_events(self) -> str | None:
         """The session's event log as stored, for the worker's evidence (None if absent)."""
-        found = self.db.row(
-            "SELECT content FROM session_files WHERE session_id = {p} AND path = {p}", (self.session_id, EVENTS)
-        )
-        return None if found is None else found[0]
+        return self._read(lambda: self._content(EVENTS))

@@ -8,18 +8,152 @@
 Either way the worker reads a session's event log through :meth:`events_log`: its exact
 bytes, as stored, for its own evidence and for the guard's receipts (text decoding or
 newline translation would let a changed log look unchanged).
+
+A worker keeps one database connection for its whole step, and a PostgreSQL server can
+restart under it. :class:`ReconnectingPostgres` opens it again: before a statement or a
+transaction is sent, a connection the server has closed is found (a shutting-down server
+tells every idle client so, and psycopg marks a connection it saw break as closed) and
+replaced, with bounded back-off, so nothing is sent on a dead connection and nothing is
+sent twice. A server that stays out of reach is :class:`StoreUnreachable`, an outage in
+its own words. What may be run again when a connection is lost *while* a statement runs
+is decided by the session files (handoff/stores/files.py), which know what each
+operation changes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import select
+import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
 
 from handoff.eventlog import events_path
 from handoff.registry import Registry
 from handoff.session_ids import safe_id
-from handoff.stores.database import connect
+from handoff.stores.database import CommitUnknown, Database, PostgresDatabase, StoreUnreachable, connect, redacted
 from handoff.stores.files import SessionFiles
+
+log = logging.getLogger("handoff.store")
+
+# Opening a lost connection again: at once, then after each of these waits, while within
+# RECONNECT_BUDGET seconds (a PostgreSQL restart takes ~0.5 s). Once that has failed the
+# store is known to be down, and each later call tries once, without waiting.
+RECONNECT_WAITS = (0.1, 0.2, 0.4, 0.8, 1.6)
+RECONNECT_BUDGET = 5.0
+CONNECT_TIMEOUT = 10  # seconds, for one attempt (libpq's least is 2)
+
+
+def _cause(error: BaseException) -> str:
+    return redacted(" ".join(str(error).split())) or type(error).__name__
+
+
+class ReconnectingPostgres(PostgresDatabase):
+    """A PostgreSQL store whose connection outlives a restart of its server."""
+
+    def __init__(self, url: str):
+        super().__init__(url)
+        where = urlsplit(url)
+        self.place = f"{where.hostname}:{where.port or 5432}" if where.hostname else "its default local socket"
+        self.reconnects = 0  # connections opened again in this process
+        self._down = False  # the last reopening failed
+        self._settings: list[tuple[str, tuple]] = []  # SET statements, made again on a new connection
+
+    def execute(self, query: str, params: tuple = ()) -> Any:
+        if self._idle():
+            self._ready()
+            if query.lstrip()[:4].upper() == "SET ":
+                self._settings.append((query, params))
+        return super().execute(query, params)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self._ready()
+        committing = False
+        try:
+            with self.connection.transaction():
+                yield
+                committing = True  # the body is done: leaving the block commits
+        except Exception as error:
+            if committing and self.lost(error):
+                raise CommitUnknown(f"the connection to the session store at {self.place} was lost while a change "
+                                    f"committed (it may or may not be stored): {_cause(error)}") from error
+            raise
+
+    def lost(self, error: BaseException) -> bool:
+        import psycopg
+
+        return isinstance(error, (psycopg.OperationalError, psycopg.InterfaceError)) and self.connection.closed
+
+    def _idle(self) -> bool:
+        """Not inside a transaction: a statement here may go on a new connection."""
+        from psycopg.pq import TransactionStatus
+
+        return self.connection.info.transaction_status in (TransactionStatus.IDLE, TransactionStatus.UNKNOWN)
+
+    def _ready(self) -> None:
+        """Open the connection again if the server has closed it; nothing is sent before."""
+        if self.connection.closed or self._spoke_unasked():
+            self._reopen()
+
+    def _spoke_unasked(self) -> bool:
+        """Input waiting on an idle connection: the server spoke without being asked, as it
+        does to every client when it shuts down (anything else, a notice, only costs a new
+        connection). A poll of the socket, no round trip."""
+        try:
+            waiting = select.poll()
+            waiting.register(self.connection.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+            return bool(waiting.poll(0))
+        except (OSError, ValueError):
+            return True
+
+    def _connect(self, timeout: int) -> Any:
+        """A new connection, given the SET statements the old one was given."""
+        import psycopg
+
+        connection = psycopg.connect(self.url, autocommit=True, connect_timeout=timeout)
+        try:
+            for query, params in self._settings:
+                connection.execute(self.sql(query), params)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _reopen(self) -> None:
+        import psycopg
+
+        started, attempts, failure = time.monotonic(), 0, None
+        with contextlib.suppress(Exception):
+            self.connection.close()
+        for wait in (0.0, *(() if self._down else RECONNECT_WAITS)):
+            if time.monotonic() - started + wait > RECONNECT_BUDGET:
+                break
+            time.sleep(wait)
+            attempts += 1
+            left = RECONNECT_BUDGET - (time.monotonic() - started)
+            try:
+                connection = self._connect(timeout=max(2, min(CONNECT_TIMEOUT, round(left))))
+            except psycopg.Error as error:
+                failure = error
+                continue
+            self.connection, self._down = connection, False
+            self.reconnects += 1
+            log.warning("the session store at %s: connection lost, opened again (attempt %d, %.2f s)",
+                        self.place, attempts, time.monotonic() - started)
+            return
+        tried = ("it was already; tried once more" if self._down and attempts == 1 else
+                 f"{attempts} attempt{'s' if attempts > 1 else ''} in {time.monotonic() - started:.1f} s")
+        self._down = True
+        raise StoreUnreachable(f"the session store at {self.place} is unreachable: {_cause(failure)} ({tried})")
+
+
+def open_database(url: str) -> Database:
+    """The worker's database: a PostgreSQL one reconnects after a restart of its server."""
+    return ReconnectingPostgres(url) if urlsplit(url).scheme in ("postgres", "postgresql") else connect(url)
 
 
 class HomeStore:
@@ -27,7 +161,7 @@ class HomeStore:
 
     def __init__(self, home: Path, registry_url: str | None):
         self.home = home
-        self._database = connect(registry_url) if registry_url else None
+        self._database = open_database(registry_url) if registry_url else None
         self.registry = Registry(self._database) if self._database else None
 
     def events_log(self, session_id: str) -> bytes | None:
@@ -43,7 +177,7 @@ class HomeStore:
 
 class DatabaseStore:
     def __init__(self, url: str, home: Path):
-        self.database = connect(url)
+        self.database = open_database(url)
         SessionFiles.create_schema(self.database)
         self.registry = Registry(self.database)
         self.home = str(home)

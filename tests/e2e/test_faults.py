@@ -73,6 +73,23 @@ def test_a_store_outage_inside_a_write_fails_the_tell_loudly(faults):
     assert "Failed to persist session events" in tells[1].reason
 
 
+def test_one_process_gets_through_three_restarts_of_its_database_and_an_outage_is_said_as_one(faults):
+    name = "fault-store-restart"
+    steps = faults.steps(name)
+    a = steps["A"]
+    assert [(f.kind, f.point, f.healed_at) for f in faults.scenario(name).steps[0].faults] == [
+        ("store-restart", "inside-write", None), ("store-restart", "after-turn", None), ("store-restart", "hold", None)]
+    assert not a.failures and [t.kind for t in a.turns] == ["tell", "ask", "ask"]  # nothing reached the app
+    tell, *asks = faults.turns(name)[:3]
+    assert tell.kind == "tell" and tell.verdict is None and [t.verdict for t in asks] == [Verdict.KEPT] * 2
+    [failed] = [t for t in faults.asked(name) if t.step.step == "B"]
+    assert failed.verdict == Verdict.FAILED_LOUDLY and "is unreachable" in failed.reason
+    assert "Session not found" not in failed.reason
+    # A new process resumes every question A asked or told, each once (the append the
+    # restart cut off at its commit was not stored twice).
+    assert steps["C"].eventlog.messages_before_resume == 3 and faults.asked(name)[-1].verdict == Verdict.KEPT
+
+
 def test_a_full_disk_tears_the_log_but_the_told_turn_is_in_it(faults):
     a = faults.steps("fault-disk-full")["A"]
     assert [t.kind for t in a.turns] == ["tell", "tell"] and a.eventlog.unreadable_lines >= 1

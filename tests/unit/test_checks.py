@@ -326,3 +326,14 @@ def test_a_resume_that_skipped_events_is_shown_and_can_be_expected():
     complete = msgspec.structs.replace(skipped, resume_event_count=8)
     row = asked(turn(1, "ask", RECALLED), complete, FINISHED, evidence=[seen("B", 1, True)], spec=spec)
     assert row.as_expected is False  # it loaded everything: not what the scenario says
+
+
+@pytest.mark.parametrize("message", [
+    "Failed to read JSONL from /state/events.jsonl: UNKNOWN: the session store at 127.0.0.1:5432 is unreachable: x",
+    "Failed to load session events: Session not found: s (the session store at h:1 is unreachable)",
+    "Failed to persist session events: UNKNOWN: the connection is closed",
+])
+def test_a_store_that_could_not_be_reached_is_an_outage_never_a_lost_session(message):
+    row = asked(error("resume", message), FINISHED, spec=Step("B", ("resume", "ask", "close"), expect="failed-loudly"))
+    assert (row.verdict, row.evidence, row.as_expected) == ("failed-loudly", "runtime error", True)
+    assert "the store was out" in row.reason
