@@ -2,10 +2,11 @@
 from a stored run and its judgement with Jinja2 templates (templates/).
 
 The page has the ladder as a picture, the versions, machine and date, and per scenario
-its sequence diagram (sequence.py says what happened, diagram.py where it goes), its
-verdicts with what they rest on, what it proves and does not, and behind each question
-the evidence: the conversation the model was sent (the fact marked where the witness
-found it), the event log's facts and the worker's errors.
+(grouped by what each tests, as the ladder is) its sequence diagram (sequence.py says
+what happened, diagram.py where it goes), its verdicts with what they rest on, what it
+proves and does not, and behind each question the evidence: the conversation the model
+was sent (the fact marked where the witness found it), the event log's facts and the
+worker's errors.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from handoff.fact import Fact
 from handoff.protocol import turns_in
 from handoff.report import cells, summary, terminal
 from handoff.report.diagram import Diagram, layout
-from handoff.report.ladder import SYMBOLS, ladder
+from handoff.report.ladder import SYMBOLS, grouped, ladder
 from handoff.report.outcomes import in_words, standing
 from handoff.report.redact import for_display
 from handoff.report.sequence import sequence
@@ -115,17 +116,23 @@ def _questions(record: ScenarioRecord, judged: ScenarioJudgement, fact: Fact) ->
     return tuple(questions)
 
 
-def scenario_views(record: RunRecord, judgement: RunJudgement) -> list[ScenarioView]:
+def scenario_views(record: RunRecord, judgement: RunJudgement) -> list[tuple[str, list[ScenarioView]]]:
+    """Each scenario's section, grouped by what it tests, in the ladder's order."""
     fact = Fact(record.options.fact, record.options.topic)
     coordinated = record.command != "lab"
-    views = []
-    for scenario_record, judged in zip(record.scenarios, judgement.scenarios):
-        drawn = None
-        if scenario_record.steps:
-            drawn = layout(sequence(scenario_record, fact.value, record.options.backend, coordinated))
-        views.append(ScenarioView(judged, f"scenario-{judged.name}", standing(judged).value, in_words(judged), drawn,
-                                  _questions(scenario_record, judged, fact)))
-    return views
+    records = {s.name: s for s in record.scenarios}
+    groups = []
+    for condition, rungs in grouped(judgement, {s.name: s.scenario for s in record.scenarios}):
+        views = []
+        for judged in rungs:
+            scenario_record = records[judged.name]
+            drawn = None
+            if scenario_record.steps:
+                drawn = layout(sequence(scenario_record, fact.value, record.options.backend, coordinated))
+            views.append(ScenarioView(judged, f"scenario-{judged.name}", standing(judged).value, in_words(judged),
+                                      drawn, _questions(scenario_record, judged, fact)))
+        groups.append((condition, views))
+    return groups
 
 
 def _environment() -> Environment:
@@ -137,7 +144,8 @@ def page(record: RunRecord, judgement: RunJudgement) -> str:
     record, judgement = for_display(record, judgement)  # an id carrying a secret shows redacted
     started = datetime.fromtimestamp(record.started_at, timezone.utc)
     return _environment().get_template("report.html.j2").render(
-        record=record, judgement=judgement, ladder=ladder(judgement), scenarios=scenario_views(record, judgement),
+        record=record, judgement=judgement, scenarios=scenario_views(record, judgement),
+        ladder=ladder(judgement, {s.name: s.scenario for s in record.scenarios}),
         plan=terminal.plan_of(record).split("\n"), summary=" ".join(terminal.summary(judgement).split()),
         started=started.strftime("%Y-%m-%d %H:%M:%S UTC"), seconds=record.finished_at - record.started_at,
         exit_code=int(judgement.exit_code()), symbols=SYMBOLS, fact=record.options.fact,

@@ -10,11 +10,16 @@ then for each step its worker process (pid and host) and that worker's own runti
 the stores the steps used, then the model. A request that reached the model is marked
 with the fact when the witness saw the fact in it, and with the fact crossed out when it
 did not: that mark is the evidence the verdict rests on.
+
+Labels are whole: an id, a refusal's reason, an answer, an error are never cut short
+(diagram.py wraps a long one onto several lines). Only a label longer than any the lab
+makes (a hostile or broken record) is cut, at LABEL_CHARACTERS, its whole text kept as
+its tooltip.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from handoff.protocol import (
     COPILOT,
@@ -29,15 +34,13 @@ from handoff.protocol import (
     Turn,
 )
 from handoff.runs.record import FaultRecord, ScenarioRecord, StepEvents, StepRecord
-from handoff.scenario import CONTAINER, Step
+from handoff.scenario import CONTAINER, Scenario, Step
 from handoff.witness.server import Evidence
 
 COORDINATOR = "coordinator"
 MODEL = "model"
-LABEL_CHARACTERS = 64  # an arrow's label longer than this is cut; the whole text is its tooltip
-NOTE_CHARACTERS = 100  # a note's box may reach over other lifelines, so it may say more
-ID_CHARACTERS = 26  # where the id is the point (the coordinator passing it along)
-CALL_ID_CHARACTERS = 18  # in an SDK call's arguments
+LABEL_CHARACTERS = 1000  # a label longer than this is cut (no record the lab makes has one); its tooltip is whole
+DEFAULT_PRINCIPAL = next(f.default for f in fields(Step) if f.name == "principal")
 
 
 @dataclass(frozen=True)
@@ -85,12 +88,19 @@ def cut(text: str, limit: int = LABEL_CHARACTERS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def short_id(session_id: str | None, limit: int = ID_CHARACTERS) -> str:
-    return cut(session_id or "—", limit)
+def shown_id(session_id: str | None) -> str:
+    """An id as a label shows it: whole (the diagram wraps it if it must)."""
+    return session_id or "—"
 
 
-def call_id(session_id: str | None) -> str:
-    return short_id(session_id, CALL_ID_CHARACTERS)
+def acting_as(spec: Step, scenario: Scenario) -> str:
+    """Who a worker acts as. The raw SDK checks no principal: a raw step names one only
+    where its scenario has several (bob on the raw path, say), else it has none."""
+    if spec.guarded:
+        return f"{spec.principal}, guarded"
+    if any(step.principal != DEFAULT_PRINCIPAL for step in scenario.steps):
+        return f"{spec.principal}, raw SDK"
+    return "raw SDK, no principal"
 
 
 def store_key(step: StepRecord, record: ScenarioRecord) -> str:
@@ -148,8 +158,8 @@ def participants(record: ScenarioRecord, backend: Backend, coordinated: bool = T
         if ready and on_container(step, record):  # the hostname is the container's, named for the host
             where = f"pid {ready.pid} in container {ready.hostname}"
         if coordinated:
-            who = f"{spec.principal}, {'guarded' if spec.guarded else 'raw SDK'}"
-            found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}", (where, who)))
+            found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}",
+                                     (where, acting_as(spec, record.scenario))))
         else:  # a lab run: one process, the SDK client, made every call
             found.append(Participant(f"worker:{step.step}", "worker", "the lab's process", (where, "the SDK client")))
         version = f"Copilot {ready.runtime_version}" if ready else "not started"
@@ -176,19 +186,18 @@ class _StepMessages:
                                  key=lambda e: e.at)
 
     def say(self, source: str, target: str, label: str, kind: str, fact: FactMark | None = None) -> None:
-        limit = NOTE_CHARACTERS if source == target else LABEL_CHARACTERS
-        self.out.append(Message(source, target, cut(label, limit), kind, self.step.step, fact,
-                                full=" ".join(label.split())))
+        self.out.append(Message(source, target, cut(label), kind, self.step.step, fact, full=" ".join(label.split())))
 
     def messages(self, given_id: str | None, first: bool) -> list[Message]:
         for fault in self.step.faults:
             if fault.point == "before-step":
                 self._fault(fault)
         if self.boss != self.worker:
-            how = {"unknown": "an id never created", "scenario": "the scenario's own id"}.get(self.spec.session)
+            # "unknown": the coordinator makes a new random id for the step (no session has it yet)
+            how = {"unknown": "a new random id", "scenario": "the scenario's own id"}.get(self.spec.session)
             how = how or ("id" if first else "id passed along")
             start = "restart its container" if self.spec.restart else "start"
-            self.say(COORDINATOR, self.worker, f"{start}; {how}: {short_id(given_id)}", "id")
+            self.say(COORDINATOR, self.worker, f"{start}; {how}: {shown_id(given_id)}", "id")
         if self.view.ready:
             self.say(self.worker, self.runtime, f"start its runtime ({self.view.ready.runtime_start_ms} ms)", "call")
         later_faults = sorted((f for f in self.step.faults if f.point != "before-step"), key=lambda f: f.injected_at)
@@ -231,27 +240,27 @@ class _StepMessages:
         elif isinstance(event, Finished):
             reported = self.view.reported_session_id
             if self.boss != self.worker:
-                self.say(self.worker, COORDINATOR, f"finished; id {short_id(reported)}", "id")
+                self.say(self.worker, COORDINATOR, f"finished; id {shown_id(reported)}", "id")
 
     def _action(self, done: ActionDone) -> None:
         w, r, s = self.worker, self.runtime, self.store
         action = done.action
         if action in ("mint", "mint-for-key"):
-            self.say(w, w, f"the app mints an id for {self.spec.principal}: {short_id(done.session_id)}", "note")
+            self.say(w, w, f"the app mints an id for {self.spec.principal}: {shown_id(done.session_id)}", "note")
         elif action in ("create", "create-without-id"):
-            given = f"session_id={call_id(done.session_id)}" if action == "create" else "no id"
+            given = f"session_id={shown_id(done.session_id)}" if action == "create" else "no id"
             self.say(w, r, f"create_session({given})", "call")
             self.say(r, s, "session.start written" + (" (reused)" if done.reused else ""), "write")
         elif action in ("resume", "resume-most-recent"):
             if action == "resume-most-recent":
                 self.say(w, r, f"list_sessions() → {len(done.listed or ())}; resume the newest", "call")
-            self.say(w, r, f"resume_session({call_id(done.session_id)})", "call")
+            self.say(w, r, f"resume_session({shown_id(done.session_id)})", "call")
             self.say(s, r, self._loaded(done), "load")
         elif action == "close":
             self.say(w, r, "disconnect() — the close", "call")
             self.say(r, s, "session.shutdown written", "write")
         elif action == "metadata":
-            self.say(w, r, f"get_session_metadata({call_id(done.session_id)})", "call")
+            self.say(w, r, f"get_session_metadata({shown_id(done.session_id)})", "call")
             self.say(r, w, "→ metadata" if done.found else "→ None", "reply")
         elif action == "list":
             self.say(w, r, "list_sessions()", "call")
@@ -313,6 +322,6 @@ def sequence(record: ScenarioRecord, fact: str, backend: Backend = Backend(), co
     if record.crashed:
         who = COORDINATOR if coordinated else (f"worker:{record.steps[-1].step}" if record.steps else None)
         if who:
-            messages.append(Message(who, who, cut(f"crashed: {record.crashed}", NOTE_CHARACTERS), "error",
-                                    full=record.crashed))
+            messages.append(Message(who, who, cut(f"crashed: {record.crashed}"), "error",
+                                    full=" ".join(f"crashed: {record.crashed}".split())))
     return Sequence(participants(record, backend, coordinated), tuple(messages))

@@ -3,8 +3,10 @@ Debian's chromium, driven by Playwright, headless, with a fresh profile and no n
 
 Every scenario that ran has a diagram with the lanes and the arrows its record calls
 for; the verdicts on the page are the stored judgement's; the fact is highlighted on
-exactly the requests the witness saw it in, and crossed out on the others; the page logs
-no error; it prints to A4. A screenshot of each diagram is left in the test's folder.
+exactly the requests the witness saw it in, and crossed out on the others; at 1280 and
+1920 px wide nothing runs off the page, every diagram is whole at its own size, and every
+refusal's reason and every answer is there in full; the page logs no error; it prints to
+A4. A screenshot of each diagram is left in the test's folder.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from handoff.checker.verdicts import Verdict
 from handoff.protocol import ActionDone, ActionFailed, Turn
 from handoff.report import rendered
 from handoff.report.outcomes import judged_turns
+from handoff.report.redact import for_display
 from handoff.runs.record import ScenarioRecord
 
 pytestmark = pytest.mark.e2e
@@ -102,8 +106,8 @@ def test_every_scenario_has_a_diagram_with_its_lanes_and_arrows(opened, matrix):
             ready = step.view().ready
             if ready is not None:  # each worker's pid and host (or container), under its name
                 where = "in container" if scenario.scenario.hosts.get(step.host) == "container" else "on"
-                assert f"pid {ready.pid} {where} {ready.hostname}" in svg.locator(
-                    f"g.lane[data-lane='worker:{step.step}']").text_content()
+                header = svg.locator(f"g.lane[data-lane='worker:{step.step}'] text").all_text_contents()
+                assert f"pid {ready.pid} {where} {ready.hostname}" in " ".join(header)  # on one line or more
         drawn = svg.locator("g.message, g.note").evaluate_all(
             "gs => gs.map(g => [g.dataset.step, g.querySelector('text').textContent])")
         for (step, label), count in expected_labels(scenario).items():
@@ -171,6 +175,74 @@ def test_the_page_logs_no_error_and_prints_on_a4(opened, matrix):
     pdf = page.pdf(path=str(folder / "report.pdf"), format="A4", print_background=True)
     pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
     assert pages >= len(matrix.record.scenarios)  # each scenario starts a page of its own
+
+
+MEASURED = """() => {
+  const inside = (box, room) => box.left >= room.left - 0.5 && box.right <= room.right + 0.5 &&
+                                box.top >= room.top - 0.5 && box.bottom <= room.bottom + 0.5;
+  const drawn = e => { const b = e.getBoundingClientRect(); return b.width > 0 || b.height > 0; };
+  return {
+    page: document.documentElement.scrollWidth,
+    wider: [...document.body.querySelectorAll('*')].filter(drawn)
+      .filter(e => e.getBoundingClientRect().right > window.innerWidth + 0.5)
+      .map(e => e.tagName + ' ' + (e.id || e.getAttribute('class') || '')),
+    pictures: [...document.querySelectorAll('svg.sequence, svg.ladder')].map(svg => {
+      const box = svg.getBoundingClientRect(), room = svg.parentElement.getBoundingClientRect();
+      const cut = [...svg.querySelectorAll('g rect, g text, g line')].filter(drawn)
+        .filter(e => !inside(e.getBoundingClientRect(), box)).map(e => e.textContent || e.tagName);
+      return {name: svg.dataset.scenario || 'the ladder', width: box.width, room: room.width, left: box.left,
+              roomLeft: room.left, scrolls: svg.parentElement.scrollWidth > svg.parentElement.clientWidth,
+              own: svg.viewBox.baseVal.width, cut: cut};
+    }),
+  };
+}"""
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (1920, 1080)])
+def test_every_diagram_fits_the_page_whole_and_at_its_own_size(opened, matrix, width, height):
+    """Nothing runs off the right of the window; each diagram (and the ladder) is within its
+    column without a scroll bar of its own, drawn at its own size (its text not shrunk), and
+    nothing in it is outside it."""
+    page, _, _ = opened
+    page.set_viewport_size({"width": width, "height": height})
+    measured = page.evaluate(MEASURED)
+    assert measured["page"] <= width and measured["wider"] == []
+    assert len(measured["pictures"]) == len(ran(matrix)) + 1
+    for picture in measured["pictures"]:
+        name = picture["name"]
+        assert picture["width"] <= picture["room"] + 0.5 and picture["left"] >= picture["roomLeft"] - 0.5, name
+        assert not picture["scrolls"], name
+        assert abs(picture["width"] - picture["own"]) < 1, name  # at its own size: not scaled down to fit
+        assert picture["cut"] == [], name
+
+
+def test_no_refusal_reason_or_answer_is_cut_short(opened, matrix):
+    """Each refused turn's whole reason is in its diagram's text, as is each answer; no
+    label is cut with "…" (an id that carries a secret reads "cust…(redacted…)": that is
+    not a cut)."""
+    page, _, _ = opened
+    shown, _ = for_display(matrix.record, matrix.judgement)  # an id that carries a secret shows redacted
+    refusals = 0
+    for scenario in (s for s in shown.scenarios if s.steps):
+        svg = page.locator(f"svg.sequence[data-scenario='{scenario.name}']")
+        said = svg.locator("g.message > text, g.note > text").all_text_contents()
+        notes = svg.locator("g.note.kind-refusal > text").all_text_contents()
+        answers = svg.locator("g.message.kind-answer > text").all_text_contents()
+        for step in scenario.steps:
+            for event in step.view().events:
+                if isinstance(event, ActionFailed) and event.refused:
+                    reason = " ".join(event.message.split())
+                    assert f"guard refused {event.action}: {reason}" in notes, (scenario.name, reason)
+                    refusals += 1
+                elif isinstance(event, Turn) and event.answer is not None:
+                    assert f"“{' '.join(event.answer.split())}”" in answers, (scenario.name, event.answer)
+        assert not [text for text in said if text.replace("…(redacted", "").count("…")], scenario.name
+    assert refusals > 0
+    for judged in matrix.judgement.scenarios:  # and each refused question's step shows its refusal
+        for turn in judged_turns(judged):
+            if turn.verdict == Verdict.REFUSED and turn.step is not None:
+                assert page.locator(f"svg.sequence[data-scenario='{judged.name}'] "
+                                    f"g.note.kind-refusal[data-step='{turn.step.step}']").count() >= 1, judged.name
 
 
 def test_a_screenshot_of_each_diagram(opened, matrix):

@@ -14,10 +14,13 @@ from hypothesis import strategies as st
 from handoff.checker.checks import judge
 from handoff.fact import Fact
 from handoff.protocol import AFTER_TURN, ActionDone, ActionFailed, Backend, EventLog, Finished, Holding, Ready, Turn, encode
-from handoff.report.diagram import ARROW_ROOM, ROW, TITLE_CHARACTER, label_width, layout
+from handoff.report import summary
+from handoff.report.diagram import (ACTIVATION, ARROW_ROOM, MARGIN, ROW, WIDTH, label_width, layout, pieces, style,
+                                    text_px, text_width, wrap)
 from handoff.report.html import marked, page
 from handoff.report.ladder import ladder
-from handoff.report.sequence import COORDINATOR, MODEL, Message, Participant, Sequence, sequence
+from handoff.report.sequence import (COORDINATOR, LABEL_CHARACTERS, MODEL, FactMark, Message, Participant, Sequence,
+                                     sequence)
 from handoff.runs.record import FaultRecord, RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.scenario import Scenario, Step
 from handoff.witness.server import Evidence
@@ -80,9 +83,32 @@ def test_the_lanes_are_the_coordinator_each_worker_and_its_runtime_the_stores_an
         COORDINATOR, "worker:A", "runtime:A", "worker:B", "runtime:B", "worker:C", "runtime:C", "store:shared",
         "store:own:C", MODEL]
     worker_b = drawn.participants[3]
-    assert worker_b.details == ("pid 202 on vm", "alice, raw SDK")
+    assert worker_b.details == ("pid 202 on vm", "alice, raw SDK")  # the scenario has principals: C is bob's
     assert drawn.participants[5].details == ("pid 303 on vm", "bob, guarded")
     assert drawn.participants[4].details[0] == "Copilot 1.0.102"
+
+
+def test_a_raw_worker_has_no_principal_unless_its_scenario_names_several():
+    plain = Scenario("plain", "T", "P", "D", (Step("A", ("create", "tell", "hold")), Step("B", ("resume", "ask"))))
+    drawn = sequence(ScenarioRecord("plain", plain, [STEP_A, STEP_B], []), FACT.value)
+    assert [p.details[1] for p in drawn.participants if p.kind == "worker"] == ["raw SDK, no principal"] * 2
+    guarded = Scenario("g", "T", "P", "D", (Step("A", ("create", "tell", "hold"), guarded=True),
+                                            Step("B", ("resume", "ask"))))  # alice's guarded path, then the raw one
+    drawn = sequence(ScenarioRecord("g", guarded, [STEP_A, STEP_B], []), FACT.value)
+    assert [p.details[1] for p in drawn.participants if p.kind == "worker"] == ["alice, guarded",
+                                                                                "raw SDK, no principal"]
+
+
+def test_a_step_given_an_unknown_id_is_said_to_get_a_new_random_one():
+    """The coordinator makes a fresh id for such a step (scenario_run.py: new_session_id):
+    the step may create it, so "never created" would not be true."""
+    fresh = Scenario("fresh", "T", "P", "D", (Step("A", ("create",)), Step("B", ("create",), session="unknown")))
+    steps = [StepRecord("A", "local", "shared", "home", "id-1", lines=lines(ready(1), Finished(t=2.0, ok=True))),
+             StepRecord("B", "local", "shared", "home", "handoff-0123456789abcdef",
+                        lines=lines(ready(2), Finished(t=3.0, ok=True)))]
+    starts = [m.label for m in sequence(ScenarioRecord("fresh", fresh, steps, []), FACT.value).messages
+              if m.source == COORDINATOR]
+    assert starts == ["start; id: id-1", "start; a new random id: handoff-0123456789abcdef"]
 
 
 def test_the_messages_tell_the_story_in_order():
@@ -149,29 +175,137 @@ def test_container_steps_draw_their_container_and_volumes_and_a_restart_keeps_it
     assert (volume.key, volume.title) == ("store:shared", "shared volume")
 
 
-def test_long_labels_are_cut_but_kept_whole_for_the_tooltip():
-    long = StepRecord("B", "local", "shared", "home", "x", lines=lines(
-        ready(1), ActionFailed(t=2.0, action="resume", message="word " * 60), Finished(t=3.0, ok=False)))
-    [failed] = [m for m in sequence(ScenarioRecord("s", SCENARIO, [long], []), FACT.value).messages
-                if m.kind == "error"]
-    assert len(failed.label) == 64 and failed.label.endswith("…") and failed.full.count("word") == 60
+def test_labels_are_whole_and_only_an_absurdly_long_one_is_cut():
+    """An error, a refusal's reason, an id: whole, however long the lab makes them (the
+    diagram wraps them); a label longer than any it makes is cut, and whole in its tooltip."""
+    reason = "the session's log changed since its last close (extended without a receipt: 7 events " \
+             "were appended after the last close)"
+    long_id = "hs-" + "g" * 40
+    record = StepRecord("B", "local", "shared", "home", long_id, lines=lines(
+        ready(1), ActionDone(t=1.5, action="resume", session_id=long_id, ms=1),
+        ActionFailed(t=2.0, action="resume", message="word " * 60),
+        ActionFailed(t=2.5, action="resume", message=reason, refused=True),
+        ActionFailed(t=2.7, action="ask", message="x" * 2000), Finished(t=3.0, ok=False)))
+    said = sequence(ScenarioRecord("s", SCENARIO, [record], []), FACT.value).messages
+    labels = [m.label for m in said]
+    assert f"start; id: {long_id}" in labels and f"resume_session({long_id})" in labels
+    assert f"resume failed: {'word ' * 59}word" in labels
+    assert f"guard refused resume: {reason}" in labels
+    [absurd] = [m for m in said if m.label.startswith("ask failed")]
+    assert len(absurd.label) == LABEL_CHARACTERS and absurd.label.endswith("…") and absurd.full.count("x") == 2000
+    assert not [m for m in said if m is not absurd and "…" in m.label]
 
 
 # --- layout: where it goes -----------------------------------------------------------------
 
+def text(lines) -> str:
+    return "".join(piece for line in lines for piece, _ in line)
+
+
+def lifelines(diagram, arrow) -> float:
+    """The distance between the two lifelines an arrow joins (it stops at their bars)."""
+    return abs(arrow.x2 - arrow.x1) + ACTIVATION
+
+
+def assert_whole_and_within(diagram) -> None:
+    """Every label whole (its lines joined are its text), every line between the lifelines
+    its arrow joins or inside its note's box, every note on the page."""
+    for arrow in diagram.arrows:
+        assert text(arrow.lines) == text((pieces(arrow.message),))
+        for line in arrow.lines:
+            assert text_width(line, style(arrow.message.kind)) + ARROW_ROOM <= lifelines(diagram, arrow) + 0.01 or \
+                len(text((line,)).strip()) == 1  # a line of one character is as narrow as it gets
+        assert min(arrow.x1, arrow.x2) <= arrow.label_x < max(arrow.x1, arrow.x2)
+    for note in diagram.notes:
+        assert text(note.lines) == text((pieces(note.message),))
+        assert all(text_width(line, style(note.message.kind)) + 20 <= note.width + 0.01 for line in note.lines)
+        assert MARGIN <= note.x + 0.01 and note.x + note.width <= diagram.width
+    assert all(lane.left >= 0 and lane.left + lane.width <= diagram.width for lane in diagram.lanes)
+
+
+def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def assert_no_headers_overlap(diagram) -> None:
+    for i, one in enumerate(diagram.lanes):
+        for other in diagram.lanes[i + 1:]:
+            assert not (overlap((one.left, one.left + one.width), (other.left, other.left + other.width)) and
+                        overlap((one.top, one.top + one.height), (other.top, other.top + other.height))), \
+                (one.participant.key, other.participant.key)
+
+
+def test_each_steps_worker_and_runtime_share_a_column_and_appear_where_their_step_begins():
+    diagram = layout(sequence(RECORD, FACT.value))
+    lanes = {lane.participant.key: lane for lane in diagram.lanes}
+    assert len({lanes[f"worker:{s}"].x for s in "ABC"}) == 1 and len({lanes[f"runtime:{s}"].x for s in "ABC"}) == 1
+    xs = [lanes[key].x for key in (COORDINATOR, "worker:A", "runtime:A", "store:shared", "store:own:C", MODEL)]
+    assert xs == sorted(xs) and len(set(xs)) == len(xs)
+    rows = {}
+    for part in (*diagram.arrows, *diagram.notes):
+        rows.setdefault(part.message.step, []).append(part.y)
+    for earlier, later in ("AB", "BC"):  # a step's headers come after the last step's messages, before its own
+        assert max(rows[earlier]) < lanes[f"worker:{later}"].top < min(rows[later])
+        assert lanes[f"worker:{later}"].top == lanes[f"runtime:{later}"].top
+        assert lanes[f"worker:{earlier}"].end < lanes[f"worker:{later}"].top  # a step's process ends with it
+    for key in (COORDINATOR, "store:shared", MODEL, "worker:A"):  # the others head the diagram and last
+        assert lanes[key].top == MARGIN
+    assert lanes[MODEL].end > max(rows["C"])
+    assert_no_headers_overlap(diagram)
+
+
 def test_every_label_fits_between_the_lifelines_it_joins_and_every_message_has_its_own_row():
     diagram = layout(sequence(RECORD, FACT.value))
-    xs = [lane.x for lane in diagram.lanes]
-    assert xs == sorted(xs) and len(set(xs)) == len(xs)
-    for arrow in diagram.arrows:
-        assert abs(arrow.x2 - arrow.x1) + 8 >= label_width(arrow.message) + ARROW_ROOM - 1
-        assert min(arrow.x1, arrow.x2) <= arrow.label_x < max(arrow.x1, arrow.x2)
+    assert diagram.width <= WIDTH
+    assert_whole_and_within(diagram)
     rows = sorted([a.row for a in diagram.arrows] + [n.row for n in diagram.notes])
     assert rows == list(range(len(sequence(RECORD, FACT.value).messages)))
-    ys = [a.y for a in sorted(diagram.arrows, key=lambda a: a.row)]
-    assert all(later - earlier >= ROW for earlier, later in zip(ys, ys[1:]))
-    assert all(note.x + note.width <= diagram.width for note in diagram.notes)
-    assert diagram.lanes[-1].x + diagram.lanes[-1].width / 2 <= diagram.width
+    ys = [part.y + (part.height - 7 if hasattr(part, "height") else 0)
+          for part in sorted((*diagram.arrows, *diagram.notes), key=lambda part: part.row)]
+    assert all(later - earlier >= ROW - 0.01 for earlier, later in zip(ys, ys[1:]))
+
+
+def test_a_long_label_wraps_onto_lines_of_its_own_row_and_a_long_note_takes_the_roomier_side():
+    """Long ids, a long error, the guard's reason: every word kept, the rows as tall as
+    their lines, the diagram no wider than the page's column."""
+    long_id = "hs-" + "ghijklmnopqrstuv" * 3
+    reason = "runtime 1.0.92 may not resume a session last written by runtime 1.0.102: an older runtime can " \
+             "misread a newer one's log (declare the pair known-good once it is measured)"
+    steps = [StepRecord(name, "local", "shared", "home", long_id, lines=lines(
+        ready(n), ActionDone(t=2.0, action="resume", session_id=long_id, ms=5),
+        ActionFailed(t=3.0, action="ask", message="Session error: Execution failed: InvalidArg, No GitHub OAuth "
+                                                  "token or Copilot HMAC key provided " * 2),
+        ActionFailed(t=4.0, action="close", message=reason, refused=True), Finished(t=5.0, ok=False)))
+        for n, name in enumerate(("first-step-with-a-long-name", "second", "third", "fourth"))]
+    scenario = Scenario("long", "T", "P", "D", tuple(Step(s.step, ("resume", "ask", "close"), guarded=True)
+                                                     for s in steps))
+    diagram = layout(sequence(ScenarioRecord("long", scenario, steps, []), FACT.value))
+    assert diagram.width <= WIDTH
+    assert_whole_and_within(diagram)
+    assert_no_headers_overlap(diagram)
+    wrapped = [part for part in (*diagram.arrows, *diagram.notes) if len(part.lines) > 1]
+    assert wrapped and all(text(part.lines) == part.message.label for part in wrapped)
+    for arrow in diagram.arrows:  # a row is as tall as its lines: the label's top clears the row above
+        above = [part for part in (*diagram.arrows, *diagram.notes) if part.row == arrow.row - 1]
+        if above:
+            bottom = above[0].y + (above[0].height if hasattr(above[0], "height") else 0)
+            assert arrow.y - 6 - (len(arrow.lines) - 1) * 15 - 12 >= bottom
+    refusals = [note for note in diagram.notes if note.message.kind == "refusal"]
+    assert len(refusals) == 4 and all(reason in text(note.lines) for note in refusals)
+
+
+def test_wrapping_keeps_every_character_and_the_fact_with_its_mark():
+    message = Message("a", "b", "request: 3 messages, with", "request", fact=FactMark("At Risk", True))
+    line = pieces(message)
+    for width in (20.0, 40.0, 100.0, 120.0, 400.0):
+        lines = wrap(line, width, "regular")
+        assert text(lines) == "request: 3 messages, with 'At Risk' ✓"
+        if width >= text_width(line[1:], "regular"):  # where the fact and its mark fit on a line, they share one
+            together = [line for line in lines if any(cls.startswith("fact") for _, cls in line)]
+            assert len(together) == 1 and any(cls == "mark" for _, cls in together[0])
+    assert len(wrap(line, 1000.0, "regular")) == 1 and label_width(message) == text_width(line, "regular")
+    assert wrap((("x" * 30, ""),), text_px("x" * 10), "regular") == ((("x" * 10, ""),),) * 3  # no space: cut hard
+    assert text_px("m", "bold") > text_px("m") > text_px("i") and text_px("i", "mono") == text_px("m", "mono")
 
 
 def test_workers_and_runtimes_are_shown_busy_only_while_their_step_runs():
@@ -181,20 +315,49 @@ def test_workers_and_runtimes_are_shown_busy_only_while_their_step_runs():
     assert bars["worker:A"].y2 < bars["worker:B"].y1 and bars["worker:B"].y2 < bars["worker:C"].y1
 
 
+LABELS = st.text("abcdefgh ()=_-", min_size=0, max_size=160)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 7).flatmap(lambda n: st.tuples(st.just(n), st.lists(
-    st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.text("abcdefgh ()=_", min_size=0, max_size=90)),
-    min_size=1, max_size=30))))
-def test_any_sequence_lays_out_with_every_label_between_its_lifelines(case):
+    st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), LABELS), min_size=1, max_size=30))))
+def test_any_sequence_lays_out_with_every_label_whole_between_its_lifelines(case):
     count, said = case
     participants = tuple(Participant(f"p{i}", "worker", f"lane {i}" * (i % 3 + 1)) for i in range(count))
     messages = tuple(Message(f"p{a}", f"p{b}", label, "call") for a, b, label in said)
     diagram = layout(Sequence(participants, messages))
-    for arrow in diagram.arrows:
-        assert abs(arrow.x2 - arrow.x1) + 8 >= label_width(arrow.message) + ARROW_ROOM - 1
-    for left, right in zip(diagram.lanes, diagram.lanes[1:]):  # headers never overlap
+    assert_whole_and_within(diagram)
+    assert_no_headers_overlap(diagram)
+    for left, right in zip(diagram.lanes, diagram.lanes[1:]):  # one column each, left to right
         assert left.x + left.width / 2 < right.x - right.width / 2
     assert len(diagram.arrows) + len(diagram.notes) == len(messages)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["coordinator", "worker", "runtime", "store", "model"]),
+                                   st.sampled_from(["coordinator", "worker", "runtime", "store", "model"]), LABELS,
+                                   st.sampled_from(["call", "id", "error", "refusal", "answer"])),
+                         min_size=0, max_size=8), min_size=1, max_size=5))
+def test_any_run_of_steps_fits_the_page_with_every_label_whole(steps):
+    """Steps one after another, each with a worker and a runtime: with every label up to
+    160 characters, the diagram is no wider than the page's column."""
+    participants = [Participant(COORDINATOR, "coordinator", "coordinator", ("passes the id along",))]
+    messages = []
+    for index, step in enumerate(steps):
+        name = f"step-{index}"
+        participants += [Participant(f"worker:{name}", "worker", f"worker {name}", ("pid 12345 on vm",)),
+                         Participant(f"runtime:{name}", "runtime", f"runtime {name}", ("Copilot 1.0.102",))]
+        keys = {"coordinator": COORDINATOR, "worker": f"worker:{name}", "runtime": f"runtime:{name}",
+                "store": "store:shared", "model": MODEL}
+        messages += [Message(keys[a], keys[b], label, kind, name) for a, b, label, kind in step]
+    participants += [Participant("store:shared", "store", "shared home", ("one COPILOT_HOME", "for every step")),
+                     Participant(MODEL, "model", "witness model", ("knows only what it is sent",))]
+    diagram = layout(Sequence(tuple(participants), tuple(messages)))
+    assert diagram.width <= WIDTH
+    assert_whole_and_within(diagram)
+    assert_no_headers_overlap(diagram)
+    workers = {lane.x for lane in diagram.lanes if lane.participant.kind == "worker"}
+    assert len(workers) == 1  # one column for every step's worker
 
 
 # --- the ladder ----------------------------------------------------------------------------
@@ -208,7 +371,46 @@ def test_the_ladder_has_a_rung_per_scenario_and_a_chip_per_question():
     assert crash.standing.value == "as expected" and far.standing.value == "skipped"
     assert [c.text for c in far.chips] == ["– skipped"]
     assert crash.chips[0].x + crash.chips[0].width < crash.chips[1].x < crash.standing_x
-    assert all(rung.standing_x + len(rung.standing.value) * TITLE_CHARACTER <= drawn.width for rung in drawn.rungs)
+    assert all(rung.standing_x + text_px(rung.standing.value, "bold") <= drawn.width for rung in drawn.rungs)
+    assert drawn.groups == ()  # without the scenarios, nothing to group by
+
+
+def test_the_ladder_groups_its_rungs_by_what_each_tests_and_says_what_each_proves():
+    def named(name, *steps, **more):
+        return ScenarioRecord(name, Scenario(name, name, f"{name} proves a lot. More.", "Nothing else: really.",
+                                             steps, **more), [], skipped="not here")
+    records = [named("two-processes", Step("A", ("create",)), Step("B", ("resume",)),
+                     proves_in_short="a new process resumes it", does_not_prove_in_short="another machine"),
+               named("one-process", Step("A", ("create", "resume"))),
+               named("bob", Step("A", ("create",)), Step("B", ("resume",), principal="bob", guarded=True)),
+               named("second-process", Step("A", ("create",)), Step("B", ("resume",)))]
+    judged = judge(run_record(*records))
+    drawn = ladder(judged, {r.name: r.scenario for r in records})
+    assert [(g.condition, g.rungs) for g in drawn.groups] == [
+        ("same process", 1), ("new process", 2), ("authorization", 1)]  # summary.CONDITIONS' order
+    assert [(r.name, r.condition) for r in drawn.rungs] == [
+        ("one-process", "same process"), ("two-processes", "new process"), ("second-process", "new process"),
+        ("bob", "authorization")]  # ladder order within a group
+    assert [r.condition for r in drawn.rungs] == [summary.condition(r.scenario) for r in
+                                                  (records[1], records[0], records[3], records[2])]
+    said = {r.name: [text(s.lines) for s in r.meaning] for r in drawn.rungs}
+    assert said["two-processes"] == ["proves a new process resumes it", "does not prove another machine"]
+    assert said["one-process"] == ["proves one-process proves a lot", "does not prove nothing else"]  # first clauses
+    tops = [g.y for g in drawn.groups]
+    for rung in drawn.rungs:  # under its group's heading, beside its chips, within the picture
+        heading = max(top for top, g in zip(tops, drawn.groups) if g.condition == rung.condition)
+        assert rung.y > heading
+        for statement in rung.meaning:
+            assert statement.lines[0][0] in (("proves ", "key"), ("does not prove ", "key"))
+            assert rung.meaning_x > rung.standing_x + text_px(rung.standing.value, "bold")
+            assert all(rung.meaning_x + text_width(line, "small") <= drawn.width for line in statement.lines)
+    assert drawn.width <= WIDTH
+    narrow = ladder(judged, {r.name: r.scenario for r in records}, width=220)  # no room beside: under the name
+    for rung in narrow.rungs:
+        assert rung.meaning_x == narrow.name_x and rung.meaning[0].ys[0] > rung.y + 10
+        assert all(rung.meaning_x + text_width(line, "small") <= 220 for s in rung.meaning for line in s.lines)
+    assert [text(s.lines) for s in narrow.rungs[1].meaning] == said["two-processes"]  # wrapped, every word kept
+    assert len(narrow.rungs[1].meaning[0].lines) + len(narrow.rungs[1].meaning[1].lines) > 2
 
 
 # --- the page --------------------------------------------------------------------------------
@@ -247,6 +449,18 @@ def test_the_page_has_a_diagram_per_scenario_that_ran_and_says_why_one_did_not()
     assert "far-away: T" in text and "skipped: no namespaces here" in text
     assert len(elements.of("details")) == 2  # one per question: B's kept, C's refused
     assert [a["data-verdict"] for a in elements.of("details")] == ["kept", "refused"]
+
+
+def test_the_sections_come_in_the_ladders_groups():
+    """The scenarios' sections in the order of the ladder's rungs, each group under its
+    condition's heading; the guarded rung is authorization's, after the skipped one."""
+    record = run_record(RECORD, SKIPPED)
+    elements = parsed(page(record, judge(record)))
+    sections = [(a.get("data-condition"), a.get("data-scenario")) for a in elements.of("section")
+                if "data-condition" in a or "data-scenario" in a]
+    assert sections == [("same process", None), (None, "far-away"), ("authorization", None), (None, "crash")]
+    rungs = [a["data-scenario"] for a in elements.of("g") if a.get("class", "").startswith("rung")]
+    assert rungs == ["far-away", "crash"]
 
 
 def test_the_fact_is_marked_in_the_page_exactly_where_the_witness_saw_it():
