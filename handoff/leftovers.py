@@ -27,11 +27,13 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
+from handoff import runtime_markers
 from handoff.containers.engine import KINDS as ENGINE_KINDS
 from handoff.containers.engine import Engine, engines_in_use
 from handoff.runtime_locator import PROJECT_ROOT
@@ -40,6 +42,7 @@ OWNER_VARIABLE = "HANDOFF_OWNER"
 RUN_DIR_PREFIX = "handoff-run-"
 MOUNT_PREFIX = "handoff-disk-"  # the source name of a small file system a disk-full fault mounts
 POSTGRES_DIR = PROJECT_ROOT / ".state" / "postgres"
+UNMOUNT_SECONDS = 10.0  # for the killed processes still using a small disk to end
 TAG_DIGITS = 6  # a pid in hex; Linux pids stay below 2**22 (0x400000)
 # network namespaces, and the containers, volumes and networks in an engine
 _NAMED = re.compile(rf"handoff-(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})[0-9a-f]*-")
@@ -183,7 +186,7 @@ def remove(leftovers: list[Leftover]) -> list[str]:
             elif leftover.kind == "link":
                 _checked("link", "del", leftover.name)
             elif leftover.kind == "mount":
-                subprocess.run(["umount", "-l", leftover.name], capture_output=True, timeout=30, check=True)
+                unmount(leftover.name, leftover.owner)
             else:
                 shutil.rmtree(leftover.name)
         except ProcessLookupError:
@@ -192,6 +195,74 @@ def remove(leftovers: list[Leftover]) -> list[str]:
             if Path(leftover.name).exists() or leftover.kind in ("namespace", "link", *ENGINE_KINDS):
                 failed.append(f"{leftover.kind} {leftover.name}: {error}")
     return failed
+
+
+def unmount(point: str, owner: int) -> None:
+    """Unmount a small file system of ``owner``'s run, also when its processes still use it.
+
+    An unmount fails (busy) while a process has a file, a mapping or its working
+    directory on the file system: a runtime a kill has not ended yet, a process of a run
+    whose kill -9 is still reaching it. Those of the owner's run are killed, and the
+    unmount is tried again until they have ended. Only what something outside the run
+    holds — a shell left in the directory — makes it detach lazily, as a last resort: it
+    is gone from the mount table and the directory tree at once, which is all a cleanup
+    needs, and its memory is freed when that last user lets go. Raises OSError when the
+    file system is still mounted after all."""
+    deadline = time.monotonic() + UNMOUNT_SECONDS
+    while True:
+        done = subprocess.run(["umount", point], capture_output=True, text=True, timeout=30)
+        if done.returncode == 0 or not os.path.ismount(point):
+            return
+        ours = [process for process in _using(point) if _owned(process, owner)]
+        if not ours or time.monotonic() > deadline:
+            break
+        markers = runtime_markers.held_by(ours)  # a runtime killed here cannot remove its in-use markers
+        try:
+            for process in ours:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+            time.sleep(0.05)  # (a killed process lets go of its files as it exits, before anyone reaps it)
+        finally:
+            runtime_markers.remove(markers)
+    lazily = subprocess.run(["umount", "-l", point], capture_output=True, text=True, timeout=30)
+    if lazily.returncode != 0 and os.path.ismount(point):
+        raise OSError(f"umount {point}: {(lazily.stderr or done.stderr).strip()}")
+
+
+def _using(point: str) -> list[psutil.Process]:
+    """The processes with a file, a mapping, or their working or root directory on the file
+    system mounted at ``point``, as `fuser -m` finds them: by its device number, which a
+    deleted file or a path in another mount namespace does not hide. Not this process."""
+    device = os.stat(point).st_dev
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) != os.getpid() and _on_device(entry.path, device):
+            with contextlib.suppress(psutil.Error):
+                found.append(psutil.Process(int(entry.name)))
+    return found
+
+
+def _on_device(proc: str, device: int) -> bool:
+    links = [f"{proc}/cwd", f"{proc}/root", f"{proc}/exe"]
+    with contextlib.suppress(OSError):
+        links += [f"{proc}/fd/{fd}" for fd in os.listdir(f"{proc}/fd")]
+    for link in links:
+        with contextlib.suppress(OSError):
+            if os.stat(link).st_dev == device:
+                return True
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path(f"{proc}/maps").read_text().splitlines():
+            major, minor = line.split()[3].split(":")
+            if os.makedev(int(major, 16), int(minor, 16)) == device:
+                return True
+    return False
+
+
+def _owned(process: psutil.Process, owner: int) -> bool:
+    try:
+        return process.environ().get(OWNER_VARIABLE) == str(owner)
+    except psutil.Error:
+        return False
 
 
 def _checked(*args: str) -> None:

@@ -5,7 +5,8 @@ that no long scenario starts last and runs alone; "longest" is what the scenario
 it last ran (handoff/runs/costs.py), or a guess from its steps when it has not run yet.
 Their records still come back in the order they were given. The run's observer is told as
 each one starts and ends (the coordinator itself never prints). A scenario never raises
-here (its failures are its record's ``crashed``), so one cannot cancel another.
+here (its failures are its record's ``crashed``), so one cannot cancel another; an
+interrupt cancels them all, and the run waits for each to clean up after itself.
 """
 
 from __future__ import annotations
@@ -51,6 +52,25 @@ async def run_all(scenarios: list[Scenario], services: RunServices, place: Place
     try:
         await asyncio.gather(*tasks.values())
     finally:
-        for task in tasks.values():  # an interrupt: stop the others too
-            task.cancel()
+        await _all_ended(list(tasks.values()))
     return [tasks[i].result() for i in range(len(scenarios))]
+
+
+async def _all_ended(tasks: list[asyncio.Task]) -> None:
+    """Stop the scenarios still running and wait until every one has ended, its cleanup
+    included. An interrupt cancels each scenario once (the gather passes it on), and the
+    gather ends as soon as the first of them has ended: the others are still cleaning up
+    (a nemesis healing its faults and unmounting its small disk). A second cancel would
+    cut that cleanup short, and returning without them would leave them to the loop's
+    end, which cancels them again; either left a mount behind."""
+    for task in tasks:
+        if not task.done() and not task.cancelling():
+            task.cancel()
+    interrupted: asyncio.CancelledError | None = None
+    while not all(task.done() for task in tasks):
+        try:
+            await asyncio.wait([task for task in tasks if not task.done()])
+        except asyncio.CancelledError as error:
+            interrupted = interrupted or error
+    if interrupted is not None:
+        raise interrupted

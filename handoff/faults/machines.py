@@ -5,7 +5,6 @@ the space is freed."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import errno
 import os
 import subprocess
@@ -172,7 +171,7 @@ def _fill(home) -> int:
 
 
 def release_small_disk(home) -> None:
-    """Unmount the small file system of ``home`` (when the scenario ends)."""
-    with contextlib.suppress(OSError):
-        if os.path.ismount(home):
-            subprocess.run(["umount", "-l", str(home)], capture_output=True)
+    """Unmount the small file system of ``home`` (when the scenario ends): the processes
+    of this run still using it are killed and reaped first (leftovers.unmount)."""
+    if os.path.ismount(home):
+        leftovers.unmount(str(home), os.getpid())

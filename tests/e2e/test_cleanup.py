@@ -171,12 +171,18 @@ def _small_disk_mounted(run: subprocess.Popen, timeout: float = 120) -> None:
     still copying the home onto it then)."""
     source = f"{leftovers.MOUNT_PREFIX}{leftovers.tag(run.pid)}"
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and run.poll() is None:
         if any(line.split()[0] == source for line in Path("/proc/mounts").read_text().splitlines()):
             return
         time.sleep(0.05)
+    _missed(run, f"no {source} mount within {timeout:.0f} s")
+
+
+def _missed(run: subprocess.Popen, what: str) -> None:
+    """The moment to interrupt never came: say why, with what the run said."""
     run.kill()
-    pytest.fail(f"no {source} mount within {timeout:.0f} s")
+    _, stderr = run.communicate()
+    pytest.fail(f"{what} (the run {'ended' if run.returncode != -9 else 'was killed'}): {stderr[-1500:]}")
 
 
 def _small_disk_full(run: subprocess.Popen, timeout: float = 120) -> None:
@@ -188,8 +194,7 @@ def _small_disk_full(run: subprocess.Popen, timeout: float = 120) -> None:
         if any(Path(tempfile.gettempdir()).glob(filler)):
             return
         time.sleep(0.005)
-    run.kill()
-    pytest.fail(f"the disk-full fault's filler was not seen within {timeout:.0f} s")
+    _missed(run, f"the disk-full fault's filler was not seen within {timeout:.0f} s")
 
 
 @pytest.mark.parametrize("moment", [_small_disk_mounted, _small_disk_full], ids=["while-mounting", "disk-full"])

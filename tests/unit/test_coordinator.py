@@ -181,6 +181,38 @@ def test_one_scenarios_crash_leaves_the_others_running(tmp_path):
     assert [len(r.steps) for r in records] == [2, 0, 2]
 
 
+def test_an_interrupt_waits_for_every_scenario_to_clean_up_and_cancels_none_twice(tmp_path):
+    """Ctrl-C cancels every scenario once, and the first to end its cleanup ended the
+    gather: the scheduler then cancelled the others again, in the middle of theirs (a
+    nemesis unmounting a small disk was cut short so), and returned without them."""
+    runs = RunServices(RunSettings(fact=FACT, step_timeout=5.0, jobs=2), Path("/no/runtime"), tmp_path, FakeTracker())
+    cleaned: list[str] = []
+
+    class SlowToClose(FakeHost):
+        async def close(self) -> None:
+            await asyncio.sleep(0.2)  # a cleanup that awaits, as healing faults does
+            cleaned.append("slow")
+
+    def hangs(spec):
+        yield ready(spec)
+        yield HANG
+
+    def place(chosen, _services, _workdir, hosts):
+        hosts[LOCAL] = (SlowToClose if chosen.name == "slow" else FakeHost)(LOCAL, hangs, runs.tracker)
+
+    async def interrupted() -> None:
+        chosen = [Scenario(name, "T", "P", "D", (A,)) for name in ("slow", "quick")]
+        running = asyncio.create_task(run_all(chosen, runs, place))
+        while len(runs.tracker.workers) < 2:  # both scenarios mid-step
+            await asyncio.sleep(0.01)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    asyncio.run(interrupted())
+    assert cleaned == ["slow"]
+
+
 def test_the_lease_clock_stands_still_until_a_step_asks_for_the_lease_to_run_out(tmp_path):
     """The holder takes a lease at the coordinator's clock; the next step gets the same
     time however long it took to start (here: a real half second more than the lease
