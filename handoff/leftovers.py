@@ -36,6 +36,7 @@ import psutil
 from handoff import runtime_markers
 from handoff.containers.engine import KINDS as ENGINE_KINDS
 from handoff.containers.engine import Engine, engines_in_use
+from handoff.hosts.base import USER_DIRS
 from handoff.runtime_locator import PROJECT_ROOT
 
 OWNER_VARIABLE = "HANDOFF_OWNER"
@@ -71,7 +72,7 @@ def alive(pid: int) -> bool:
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # "process", "container", "volume", "network", "namespace", "link", "mount", "directory"
+    kind: str  # "process", "container", "volume", "network", "namespace", "link", "mount", "directory", "marker"
     name: str  # what to show: a pid and command, a container's name, a namespace, a path
     owner: int
     engine: str = ""  # for containers, volumes and networks: the engine that holds them
@@ -165,11 +166,48 @@ def _mounts(of: int | None) -> list[Leftover]:
     return found
 
 
+def _markers(of: int | None) -> list[Leftover]:
+    """A Copilot runtime's in-use markers (``inuse.<pid>.hold`` and ``.lock``) in a host's
+    user directory that no process holds open any more. A runtime holds its ``.hold``
+    open for as long as it lives, and the tool removes a runtime's markers when it kills
+    it; but when the tool itself is killed with SIGKILL its runtimes die with it (their
+    parent-death signal) and nobody removes theirs. They carry no owner's name, so they
+    are looked for only among the leftovers of owners that are gone (``of`` None), and
+    told dead by what is open (device and inode, whatever mount namespace holds them),
+    never by a pid, which in a simulated host is the host's own."""
+    if of is not None:
+        return []
+    holds = list(USER_DIRS.glob("*/.cache/copilot/pkg/*/*/inuse.*.hold"))
+    if not holds:
+        return []
+    held = _open_files()
+    found = []
+    for hold in holds:
+        with contextlib.suppress(OSError):
+            status = hold.stat()
+            if (status.st_dev, status.st_ino) not in held:
+                found.append(Leftover("marker", str(hold), 0))
+    return found
+
+
+def _open_files() -> set[tuple[int, int]]:
+    """(device, inode) of every file some process has open."""
+    found = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        with contextlib.suppress(OSError):
+            for fd in fd_dir.iterdir():
+                with contextlib.suppress(OSError):
+                    status = os.stat(fd)
+                    found.add((status.st_dev, status.st_ino))
+    return found
+
+
 def find(of: int | None = None) -> list[Leftover]:
     """Everything of owners that are gone, or with ``of`` everything of that owner that
     is still there; processes first, since they hold the rest, and mounts before the
     directories they are in."""
-    return _processes(of) + _engine_objects(of) + _namespaces(of) + _links(of) + _mounts(of) + _directories(of)
+    return (_processes(of) + _engine_objects(of) + _namespaces(of) + _links(of) + _mounts(of) + _directories(of)
+            + _markers(of))
 
 
 def remove(leftovers: list[Leftover]) -> list[str]:
@@ -187,6 +225,10 @@ def remove(leftovers: list[Leftover]) -> list[str]:
                 _checked("link", "del", leftover.name)
             elif leftover.kind == "mount":
                 unmount(leftover.name, leftover.owner)
+            elif leftover.kind == "marker":
+                hold = Path(leftover.name)
+                hold.with_name(hold.name.removesuffix(".hold") + ".lock").unlink(missing_ok=True)
+                hold.unlink(missing_ok=True)
             else:
                 shutil.rmtree(leftover.name)
         except ProcessLookupError:

@@ -1,0 +1,23 @@
+"""In-use markers of runtimes that died with a SIGKILLed run: nobody holds them open, so
+`handoff clean` (and the next run) removes them; a live runtime's, held open, stays."""
+
+from __future__ import annotations
+
+from handoff import leftovers
+
+
+def test_a_marker_nobody_holds_open_is_a_leftover_and_one_held_open_is_not(tmp_path, monkeypatch):
+    monkeypatch.setattr(leftovers, "USER_DIRS", tmp_path)
+    package = tmp_path / "a" / ".cache" / "copilot" / "pkg" / "linux-x64" / "1.0.102"
+    package.mkdir(parents=True)
+    for pid in (7, 8):
+        (package / f"inuse.{pid}.hold").write_text("")
+        (package / f"inuse.{pid}.lock").write_text("")
+    with (package / "inuse.8.hold").open() as live:  # a live runtime holds its .hold open
+        found = [left for left in leftovers.find() if left.kind == "marker"]
+        assert [left.name for left in found] == [str(package / "inuse.7.hold")]
+        assert leftovers.find(of=12345) == [] or all(left.kind != "marker" for left in leftovers.find(of=12345))
+        assert leftovers.remove(found) == []
+        assert sorted(p.name for p in package.iterdir()) == ["inuse.8.hold", "inuse.8.lock"]
+        assert not live.closed
+    assert leftovers.describe(found) == "1 marker"
