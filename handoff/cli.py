@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Annotated, Optional
@@ -374,10 +375,17 @@ def diff_runs(
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    """A reader never sees a half-written file."""
-    temporary = path.with_name(path.name + ".partial")
-    temporary.write_bytes(data)
-    temporary.replace(path)
+    """A reader never sees a half-written file. The temporary file beside it is a new one
+    of a name nobody can guess (made with O_EXCL: a link placed there is never followed),
+    and is gone whatever happens; only the path the user named is replaced."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent or ".")
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 sessions_app = typer.Typer(help="The sessions in a Copilot home, a stored run or a database store.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from handoff.runs.record import RunRecord
@@ -38,9 +39,12 @@ def update(root: Path, record: RunRecord) -> None:
     if not measured:
         return
     merged = {**load(root), **measured}
-    partial = root / f".{COSTS}.{os.getpid()}"
+    partial = None
     with contextlib.suppress(OSError):
-        partial.write_text(json.dumps(merged, indent=1, sort_keys=True), encoding="utf-8")
+        descriptor, partial = tempfile.mkstemp(prefix=f".{COSTS}.", dir=root)  # O_EXCL: no link is followed
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(json.dumps(merged, indent=1, sort_keys=True))
         os.replace(partial, root / COSTS)
     with contextlib.suppress(OSError):
-        partial.unlink(missing_ok=True)
+        if partial:
+            Path(partial).unlink(missing_ok=True)

@@ -176,3 +176,20 @@ def test_diff_says_a_refused_question_was_kept_before_in_verdict_words():
     text = diff.render(before, after)
     assert "s turn 2 (B, ask): kept → refused, NOT as expected → as expected" in text
     assert "present" not in text and "absent" not in text
+
+
+def test_an_output_is_written_whole_without_following_a_link_beside_it(tmp_path):
+    """A link planted where a temporary file might go (the old `<name>.partial`) is left
+    alone, its target untouched; only the path named is written, and nothing else stays."""
+    store.save(record("20260101T000000Z-aaaaaa"), tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (out / "report.json.partial").symlink_to(victim)
+    done = CliRunner().invoke(app, ["report", "--format", "json", "-o", str(out / "report.json"),
+                                    "--runs-dir", str(tmp_path)])
+    assert done.exit_code == 0, done.output
+    assert victim.read_text() == "keep me"
+    assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.json.partial"]
+    assert '"id":"20260101T000000Z-aaaaaa"' in (out / "report.json").read_text().replace(" ", "")
