@@ -582,8 +582,8 @@ def lab(
         raise _fail(str(error), 3)
     except KeyboardInterrupt:
         raise _fail("interrupted; the witness model and the runtime were stopped", 130)
-    if kept:  # after the transcript, which keeps the lab's own shape: what it proved, on stderr
-        second = bool(resume or resume_most_recent)
+    if kept and code == 0:  # after the transcript, which keeps the lab's own shape: what it proved, on stderr
+        second = bool(resume or resume_most_recent)  # (a lab that did not show it kept has said why already)
         typer.echo("\n" + textwrap.fill(lab_sentence(judge(kept[-1]), second), 100), err=True)
     raise typer.Exit(code)
 
