@@ -220,6 +220,19 @@ def test_a_run_is_judged_with_its_own_fact_topic_and_backend():
     [judged] = judgement.turns
     assert (judged.verdict, judged.evidence, judged.fact_reached_model) == (Verdict.KEPT, Basis.ANSWER_ONLY,
                                                                            FactSeen.NOT_RECORDED)
+    # The topic is in the question the checker looks for in a session's log: an ask the app
+    # never got an answer to, whose log ends with this run's question and an answer naming
+    # its value, is undelivered — with the default topic's question it would fail loudly.
+    timed_out = ActionFailed(t=0.0, action="ask", message="Timeout after 20s waiting for session.idle", turn=1)
+    logged = EventLog(t=0.0, session_id="sid", found=True, events=4, starts=1, resumes=1, closed_before_resume=True,
+                      resume_event_count=3, last_prompt="Which customer tier did I say was my favourite?",
+                      last_reply="Champions, of course")
+    witnessed = RunRecord("run-8", "run", 0.0, 1.0, Versions("0", "1", "1", "3", "L", "m", 2),
+                          RunOptions(other.value, other.topic, 1, Backend()),
+                          [ScenarioRecord("s", scenario(Step("B", ("resume", "ask"), expect="undelivered")),
+                                          [step("B", READY, timed_out, logged, FINISHED)], [seen("B", 1, True)])])
+    [asked] = judge(witnessed).turns
+    assert (asked.verdict, asked.evidence, asked.as_expected) == (Verdict.UNDELIVERED, Basis.LOG_AND_WIRE, True)
 
 
 def _run(*turns: TurnJudgement) -> RunJudgement:

@@ -1,0 +1,34 @@
+"""Minted ids and redacted ones, at their edges. An id minted for an app's case must be the
+same id in every later version of the tool: an app that minted `for_key("acme-case-1001")`
+yesterday resumes that session by minting it again today, so a changed derivation would
+orphan every session it ever made; known answers pin the derivation (an HMAC subkey per
+owner, then the case's MAC, then the owner's tag). A redacted id keeps its first letters
+whatever their case."""
+
+from handoff.guard.ids import Minter, redacted
+
+KEY = b"app key " * 4
+
+
+def test_the_id_for_a_case_is_the_same_in_every_version():
+    assert Minter(KEY, "alice").for_key("acme-case-1001") == "hs-omhjjmhkgkggujmrhvgmvlgkijoshsgkgpnjtsll"
+    assert Minter(KEY, "bob").for_key("acme-case-1001") == "hs-ovrugquoiptukjvpjvoghislvmmmnnghijloikqu"
+
+
+def test_a_known_id_is_still_recognised_as_its_owners():
+    assert Minter(KEY, "alice").minted_for_me("hs-omhjjmhkgkggujmrhvgmvlgkijoshsgkgpnjtsll")
+    assert not Minter(KEY, "bob").minted_for_me("hs-omhjjmhkgkggujmrhvgmvlgkijoshsgkgpnjtsll")
+
+
+def test_a_redacted_id_keeps_its_first_letters_in_either_case():
+    assert redacted("Cust4155550123") == "Cust…(redacted)"
+    assert redacted("cust4155550123") == "cust…(redacted)"
+
+
+def test_a_redacted_id_shows_no_character_of_any_finding():
+    """Only what comes before the first finding of any rule is shown: a secret a detector
+    names twice, a long hex string before a secret a detector names, a random-looking
+    run that comes twice."""
+    assert redacted("abBEGIN RSA PRIVATE KEY abBEGIN RSA PRIVATE KEY") == "ab…(redacted)"
+    assert redacted("deadbeefdeadbeefdeadbeefdeadbeef.AKIAIOSFODNN7EXAMPLE") == "…(redacted)"
+    assert redacted("ab.Zx9Qw8Er7Ty6Ui5Op4As3Df2.Zx9Qw8Er7Ty6Ui5Op4As3Df2") == "ab.…(redacted)"
