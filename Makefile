@@ -113,7 +113,7 @@ bench: setup
 soak: setup
 	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 
-# Mutation testing of the verdict core (not part of `make test`): a few minutes on 2 cores;
+# Mutation testing of the verdict core (not part of `make test`): about 6 minutes on 2 cores;
 # writes MUTATION.md and fails on a survivor nobody has explained. mutmut's mutants of the
 # files and functions [tool.mutmut] in pyproject.toml names, then those mutmut does not make
 # (a member removed from a tuple or set of constants: tools/mutate_members.py).

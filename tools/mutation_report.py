@@ -4,9 +4,11 @@ functions [tool.mutmut] names, and those of the members removed from tuples and 
 core and every surviving mutant, with the reason it is equivalent
 (tests/mutation_equivalents.toml).
 
-Exit 1 when a survivor has no reason, when mutants were left unchecked, or when the
-score is under the goal: a new survivor is either a missing test or an equivalent mutant
-someone has to explain.
+Exit 1 when a survivor has no reason, when mutants were left unchecked (a time-out
+included), when the score is under the goal, or when a reason names a mutant that no
+longer survives: a new survivor is either a missing test or an equivalent mutant someone
+has to explain, and mutmut's names move when a function changes, so a stale reason could
+otherwise come to explain another mutant.
 """
 
 from __future__ import annotations

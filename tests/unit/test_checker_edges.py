@@ -16,7 +16,7 @@ from handoff.fact import Fact
 from handoff.protocol import ActionFailed, Backend, EventLog
 from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, Versions
 from handoff.scenario import Scenario, Step, load
-from tests.unit.test_checker_paths import COPILOT, FACT, FINISHED, READY, RECALLED, seen, step, turn
+from tests.unit.test_checker_paths import COPILOT, FACT, FINISHED, READY, seen, step, turn
 from tests.unit.test_losses import FORGOT, TOLD, done, log
 
 VERSIONS = Versions("0", "1.0.25", "1.0.102", "3.11", "Linux", "m", 2)
@@ -147,7 +147,8 @@ def test_a_tell_cannot_be_declared_to_come_to_a_questions_verdict(tmp_path, decl
 
 # --- which turns leave a run unjudged ------------------------------------------------------------
 
-KEPT = TurnJudgement("s", "ask", 2, None, verdict=Verdict.KEPT, expectations=(Expectation("verdict", "kept", "kept", True),))
+KEPT = TurnJudgement("s", "ask", 2, None, verdict=Verdict.KEPT,
+                     expectations=(Expectation("verdict", "kept", "kept", True),))
 FAILED_LOUDLY = TurnJudgement("s", "ask", 3, None, verdict=Verdict.FAILED_LOUDLY,
                               expectations=(Expectation("verdict", "kept", "failed-loudly", None),))
 CRASHED = TurnJudgement("s", "scenario", None, None, verdict=Verdict.CRASHED, reason="RuntimeError: no host",

@@ -83,7 +83,8 @@ def test_the_verdicts_are_listed_in_order_and_a_scenario_with_none_says_so():
 def test_each_contradiction_names_its_turn_step_and_what_was_expected():
     unnumbered = ask(Verdict.LOST, "kept", False, number=None)
     not_closed = TurnJudgement("s", "ask", 4, facts("C"), verdict=Verdict.KEPT, expectations=(
-        Expectation("verdict", "kept", "kept", True), Expectation("closed before resume", "closed", "not closed", False)))
+        Expectation("verdict", "kept", "kept", True),
+        Expectation("closed before resume", "closed", "not closed", False)))
     stepless = TurnJudgement("s", "scenario", None, None, verdict=Verdict.SKIPPED,
                              expectations=(Expectation("verdict", "kept", "skipped", False),))
     assert contradictions(scenario(KEPT, LOST_NOT_KEPT, unnumbered, not_closed, stepless)) == (
