@@ -14,7 +14,7 @@ SYSTEM_STAMP := .state/system-packages
 RUNTIME_STAMPS := $(patsubst %/package-lock.json,%/node_modules/.installed,$(wildcard runtimes/*/package-lock.json))
 SDK_STAMPS := $(patsubst sdks/%/requirements.txt,.state/sdks/%/.installed,$(wildcard sdks/*/requirements.txt))
 
-.PHONY: setup runtimes handoff faults test coverage bench soak mutate clean containers
+.PHONY: setup runtimes handoff faults test coverage bench soak mutate clean containers docs
 
 setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
 
@@ -73,7 +73,8 @@ faults: setup
 containers: setup
 	$(BIN)/handoff image build
 
-# Every test: the unit tests under line coverage (the verdict core's floor is taken from
+# Every test: the docs site, built strictly (make docs: a broken link fails the tests),
+# the unit tests under line coverage (the verdict core's floor is taken from
 # them: tools/coverage_floor.py), then the end-to-end tests, which start the real runtime,
 # without coverage tracing, two at a time (pytest-xdist; the tests that read the default
 # matrix share one worker, tests/e2e/conftest.py), then on their own those that kill runs
@@ -83,7 +84,7 @@ containers: setup
 # first (make runtimes). The container scenarios need the worker image: if it cannot be
 # built here, they are skipped with the reason, so a failed build does not stop the tests;
 # under CI it does, as a missing system package does (tools/ensure-system-packages).
-test: setup runtimes
+test: setup runtimes docs
 	@$(BIN)/handoff image build >/dev/null || [ "$${CI:-}" != true ] || \
 		{ echo "error: CI needs the container hosts' worker image, which could not be built (why: above)" >&2; exit 1; }
 	rm -f .coverage .coverage.*
@@ -91,6 +92,14 @@ test: setup runtimes
 	$(BIN)/python tools/coverage_floor.py
 	$(BIN)/pytest -q -rs --durations=15 -n 2 --dist loadgroup -m "not serial" tests/e2e $(PYTEST_ARGS)
 	$(BIN)/pytest -q -rs --durations=15 -m serial tests/e2e $(PYTEST_ARGS)
+
+# The documentation site (mkdocs.yml, docs/) into .state/site, git-ignored: a few seconds.
+# Strict, so a broken link or anchor, or a page missing from the nav, fails it. Not
+# --quiet: that hides the warnings --strict counts, and a strict build then passes
+# whatever they say. NO_MKDOCS_2_WARNING silences a banner Material prints on every build
+# (its end of life, in 2027).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Line coverage across every process the whole suite starts (workers, the witness, the
 # zygote, followed through fork and _exit): slower than `make test`, a figure of its own.
