@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from handoff.checker.checks import judge
-from handoff.checker.verdicts import Verdict
+from handoff.words import Verdict
 from handoff.fact import Fact
 from handoff.protocol import ActionDone, Finished, Ready, Turn
 from handoff.runs.record import ScenarioRecord

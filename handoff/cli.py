@@ -27,6 +27,7 @@ from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
 from handoff.hosts import SshTarget
 from handoff.printable import printed_as_text
 from handoff.report.summary import lab_sentence
+from handoff.words import Command, StoreKind
 
 EXIT_CODES = ("Exit codes: 0 every verdict as expected; 1 some verdict contradicted its expectation; 2 bad input; "
               "3 the tool itself failed; 4 nothing contradicted, but some turns could not be judged (unknown, "
@@ -155,7 +156,7 @@ def run(
         _write_atomically(json_path, report.as_json(record, judgement))
     if html_path is not None:
         _write_html(html_path, record, judgement)
-    if store is not None and any(s.scenario.store == "postgres" and s.steps for s in record.scenarios):
+    if store is not None and any(s.scenario.store == StoreKind.POSTGRES and s.steps for s in record.scenarios):
         tag = record.id.rsplit("-", 1)[-1]
         shown = redacted(store)  # a command to copy, unless it would carry the password
         command = f"`handoff sessions list --store '{store}'`" if shown == store else \
@@ -200,7 +201,7 @@ def skew(
         _remove_leftovers(quiet=False)
         typer.echo(f"{len(cells)} cells: runtime {', '.join(runtimes)} × SDK {', '.join(sdks)}, both ways, "
                    f"{jobs} at a time ...", err=True)
-        record = coordinator.run(cells, coordinator.RunSettings(fact=the_fact, jobs=jobs), command=grid.COMMAND)
+        record = coordinator.run(cells, coordinator.RunSettings(fact=the_fact, jobs=jobs), command=Command.SKEW)
     stored = runs.save(record, runs_dir)
     judgement = judge(record)
     typer.echo(report.rendered(record, judgement, "table"))
@@ -312,7 +313,6 @@ def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this 
     typer.echo(runs_table(limit, runs_dir or RUNS_DIR))
 
 
-RUN_KINDS = ("run", "lab", "skew")  # the commands that store runs
 
 
 @app.command("report")
@@ -337,8 +337,8 @@ def report_run(
     try:
         if form not in report.FORMATS:
             raise UserError(f"--format {form}: choose one of {', '.join(report.FORMATS)}")
-        if kind not in RUN_KINDS:
-            raise UserError(f"--kind {kind}: choose one of {', '.join(RUN_KINDS)}")
+        if kind not in tuple(Command):
+            raise UserError(f"--kind {kind}: choose one of {', '.join(Command)}")
         if output is not None:
             inputs.writable_file(output, "--output")
         record = runs.load(run_ref, runs_dir or runs.RUNS_DIR, command=kind).record
@@ -486,16 +486,16 @@ def _run_listing(found, owner: str | None) -> str:
     for home in kept:
         lines.append(f"Their files are still in {home}: `handoff sessions list {shlex.quote(str(home))}` reads them.")
     used = list(dict.fromkeys(home for s in sessions for home in s.home_dirs))
-    if not kept and record.command == "lab" and used:
+    if not kept and record.command == Command.LAB and used:
         lines.append(f"The home it used, {', '.join(used)}, holds no session-state/ any more." if len(used) == 1 else
                      f"The homes it used, {', '.join(used)}, hold no session-state/ any more.")
-    elif not kept and any(s.store != "postgres" for s in sessions):
+    elif not kept and any(s.store != StoreKind.POSTGRES for s in sessions):
         lines.append("Their files were in the run's own homes and stores, removed when it ended (`handoff run --keep "
                      "DIR` keeps the homes; `handoff sessions list DIR` reads them).")
-    if record.options.store and any(s.store == "postgres" for s in sessions):
+    if record.options.store and any(s.store == StoreKind.POSTGRES for s in sessions):
         lines.append(f"Its database scenarios' sessions are kept on {record.options.store}: `handoff sessions list` "
                      f"with the URL you gave lists them.")
-    elif any(s.store == "postgres" for s in sessions):
+    elif any(s.store == StoreKind.POSTGRES for s in sessions):
         lines.append("Its database scenarios' sessions were in the run's throwaway PostgreSQL, deleted when it ended.")
     return "\n".join(lines)
 
@@ -575,7 +575,7 @@ def lab(
         options = labs.LabOptions(chosen, inputs.fact(fact, topic), home or labs.DEFAULT_HOME, session_id, resume,
                                   resume_most_recent, third_turn, show_calls)
         code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True), keep=keep,
-                            creator=lambda sid: created_by(sid, runs.records(root, command="lab")))
+                            creator=lambda sid: created_by(sid, runs.records(root, command=Command.LAB)))
     except UserError as error:
         raise _fail(str(error), 2)
     except labs.LabFailure as error:

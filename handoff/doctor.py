@@ -33,6 +33,7 @@ from handoff import backends, leftovers, versions
 from handoff.errors import UserError
 from handoff.hosts import missing_capability
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
+from handoff.words import HostKind
 
 SDK_DISTRIBUTION = "github-copilot-sdk"
 VERSION_TIMEOUT = 10.0
@@ -141,7 +142,7 @@ def optional() -> Section:
         toolchain = Line(MISSING, "node / npm", "not found; needed only to install the runtime",
                          "install Node.js 20+ with npm, then `make setup`")
     lines = [toolchain]
-    for kind, label in (("namespace", "namespace hosts"), ("ssh", "ssh hosts")):
+    for kind, label in ((HostKind.NAMESPACE, "namespace hosts"), (HostKind.SSH, "ssh hosts")):
         problem = missing_capability(kind)
         lines.append(Line(OK, label, "available") if problem is None
                      else Line(MISSING, label, f"unavailable: {problem}; the cross-machine scenarios are skipped"))
@@ -156,7 +157,7 @@ def _containers() -> list[Line]:
     from handoff.containers.engine import Engine
 
     podman, docker = Engine("podman"), Engine("docker")
-    problem = missing_capability("container") or podman.problem()
+    problem = missing_capability(HostKind.CONTAINER) or podman.problem()
     lines = [Line(OK, "container engine", f"podman {podman.version()} (--engine podman, the default)") if problem is None
              else Line(MISSING, "container engine", f"unavailable: {problem}; the container scenarios are skipped",
                        podman.install_hint())]

@@ -18,51 +18,19 @@ from typing import Mapping, Union
 
 import msgspec
 
-# --- what a step may ask a worker to do -------------------------------------------------
+# --- holds: where a worker waits for the coordinator's faults ---------------------------
 
-ACTIONS = {
-    "mint": "guarded: the app mints a new id for this principal (96 random bits and an owner tag)",
-    "mint-for-key": "guarded: the app mints the id of the case named by the id passed along (an HMAC, owner-bound)",
-    "create": "create a session with the id the coordinator passes along",
-    "create-without-id": "create a session and let the runtime choose its id",
-    "resume": "resume the session with the id passed along",
-    "resume-most-recent": "list the stored sessions and resume the most recently modified",
-    "tell": "turn: ask the model to remember the fact",
-    "ask": "turn: ask the model which value was the favourite",
-    "close": "close (disconnect) the open session, which writes session.shutdown",
-    "metadata": "get_session_metadata for the id passed along",
-    "list": "list_sessions",
-    "discover": "take the most recently active session id from the store's registry",
-    "concurrent-resume-and-ask": "a second runtime resumes the open session and asks; then the first takes a turn",
-    "hold": "stop here and report 'holding' until the coordinator's faults are in (a fault at = \"hold\")",
-    "restart-runtime": "start a new runtime in this process (the old one died, or is left behind); reopen nothing",
-}
-TURN_ACTIONS = {"tell", "ask", "concurrent-resume-and-ask"}
-# How many turns an action takes (the concurrent one takes a turn on each runtime). The
-# worker numbers its turns 1, 2, ... within its step; the checker alone turns those into
-# numbers across the scenario, from this table.
-TURNS_PER_ACTION = {"tell": 1, "ask": 1, "concurrent-resume-and-ask": 2}
-OPENING_ACTIONS = {"create", "create-without-id", "resume", "resume-most-recent"}
-
-# Where a worker stops and says ``holding`` so the coordinator can inject a fault; it goes
-# on when the coordinator writes a release line to its stdin (or is killed meanwhile).
-AFTER_TURN = "after-turn"  # the step's turn N answered
-INSIDE_WRITE = "inside-write"  # inside the first append to a database store during turn N, before it commits
-HOLD = "hold"  # where the step's actions say "hold"
-HOLD_POINTS = (AFTER_TURN, INSIDE_WRITE, HOLD)
+# A worker stops at its hold points (handoff.words.HOLD_POINTS) and says ``holding``; it
+# goes on when the coordinator writes this line to its stdin (or is killed meanwhile).
 RELEASE = b'{"release": true}\n'
 
 
 class Hold(msgspec.Struct, frozen=True):
-    """A point where the worker must stop and say ``holding``: ``point`` of turn ``turn``
-    (the step's turns counted from 1)."""
+    """A point where the worker must stop and say ``holding``: ``point`` (one of
+    handoff.words.HOLD_POINTS) of turn ``turn`` (the step's turns counted from 1)."""
 
     point: str
     turn: int = 1
-
-
-def turns_in(actions: tuple[str, ...] | list[str]) -> int:
-    return sum(TURNS_PER_ACTION.get(action, 0) for action in actions)
 
 
 # --- the model backend, as plain data ---------------------------------------------------
@@ -202,7 +170,7 @@ class Turn(_Event, tag="turn"):
     """One turn answered. ``turn`` counts the step's turns from 1."""
 
     turn: int
-    kind: str  # "tell" | "ask"
+    kind: str  # a TurnKind
     session_id: str | None
     prompt: str
     answer: str | None
@@ -231,7 +199,7 @@ class Holding(_Event, tag="holding"):
     """The worker waits at a fault point until the coordinator releases it (or kills it)."""
 
     session_id: str | None
-    point: str  # AFTER_TURN | INSIDE_WRITE | HOLD
+    point: str  # one of HOLD_POINTS
     turn: int = 1
     during: str | None = None
 

@@ -64,26 +64,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from handoff.checker.verdicts import EXPECTABLE, TELL_EXPECTABLE
 from handoff.errors import UserError
-from handoff.faults.kinds import AFTER_STEP, AFTER_TURN, HOLD, INSIDE_WRITE, KINDS, MID_TURN
-from handoff.protocol import ACTIONS, OPENING_ACTIONS, TURN_ACTIONS, TURNS_PER_ACTION
+from handoff.faults.kinds import AFTER_STEP, KINDS, Needs
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 from handoff.versions import older, well_formed
+from handoff.words import (
+    ACTIONS,
+    EXPECTABLE,
+    HOMES,
+    HOST_KINDS,
+    OPENING_ACTIONS,
+    TELL_EXPECTABLE,
+    TURN_ACTIONS,
+    TURN_POINTS,
+    Action,
+    FaultKind,
+    FaultPoint,
+    HomeKind,
+    HostKind,
+    StepProvider,
+    StepSession,
+    StoreKind,
+    Verdict,
+    turns_in,
+)
 
-HOMES = ("shared", "own", "copied", "anonymous")
-HOST_KINDS = ("namespace", "ssh", "container")
-CONTAINER = "container"
-STORES = ("home", "sqlite", "postgres")
-LOCAL = "local"
-SESSIONS = ("passed", "unknown", "scenario")
 # What a step can wait for before it starts. The coordinator decides when it has passed,
 # on its own clock, so no verdict depends on how long a process took to start.
 LEASE_EXPIRED = "lease-expired"  # the session's lease has run out on the coordinator's lease clock
 AFTER = (LEASE_EXPIRED,)
 MAX_HEAL_SECONDS = 600.0  # a fault healed after a delay: seconds, not hours
 MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
-PROVIDERS = ("passed", "omitted")
 TAGS = ("faults",)  # a tagged scenario runs only when its tag is asked for (handoff run --faults)
 
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -115,9 +126,9 @@ class FaultPlan:
 class Step:
     name: str
     actions: tuple[str, ...]
-    home: str = "shared"
-    session: str = "passed"
-    host: str = LOCAL
+    home: str = HomeKind.SHARED
+    session: str = StepSession.PASSED
+    host: str = HostKind.LOCAL  # a name from the scenario's hosts, or "local"
     principal: str = "alice"  # who the worker acts as
     guarded: bool = False  # through the gate (owners, id rules, receipts, leases) or the raw SDK
     reuse: bool = False  # a guarded create of an existing id continues it
@@ -127,7 +138,7 @@ class Step:
     forked: bool | None = None  # expected event-log evidence: does the parentId chain fork?
     expect: str | tuple[str, ...] | None = None  # verdict expected of the step's asks: one for all, or one each
     closed_before_resume: bool | None = None  # expected event-log evidence, when it matters
-    provider: str = "passed"  # "omitted": the runtime gets no model settings, as if the app forgot them
+    provider: str = StepProvider.PASSED  # OMITTED: the runtime gets no model settings, as if the app forgot them
     restart: bool = False  # container hosts: start the host's previous container again
     runtime: str | None = None  # another runtime version than the default (handoff/versions.py)
     sdk: str | None = None  # another SDK version than the default
@@ -135,11 +146,11 @@ class Step:
 
     @property
     def asks(self) -> bool:
-        return "ask" in self.actions or "concurrent-resume-and-ask" in self.actions
+        return Action.ASK in self.actions or Action.CONCURRENT_RESUME_AND_ASK in self.actions
 
     @property
     def ask_count(self) -> int:
-        return sum(1 for action in self.actions if action in ("ask", "concurrent-resume-and-ask"))
+        return sum(1 for action in self.actions if action in (Action.ASK, Action.CONCURRENT_RESUME_AND_ASK))
 
     def expected(self, index: int) -> str | None:
         """The verdict expected of the step's ``index``-th ask (from 0)."""
@@ -149,12 +160,12 @@ class Step:
 
     @property
     def tells(self) -> bool:
-        return "tell" in self.actions or "concurrent-resume-and-ask" in self.actions
+        return Action.TELL in self.actions or Action.CONCURRENT_RESUME_AND_ASK in self.actions
 
     @property
     def waits_out_a_turn(self) -> bool:
         """An ask whose answer is expected never to arrive: the step sits out the turn time-out."""
-        return "undelivered" in (self.expect if isinstance(self.expect, tuple) else (self.expect,))
+        return Verdict.UNDELIVERED in (self.expect if isinstance(self.expect, tuple) else (self.expect,))
 
 
 @dataclass(frozen=True)
@@ -167,7 +178,7 @@ class Scenario:
     order: int = 1000
     session_id: str | None = None  # a fixed id, as an app with stable ids would use
     hosts: dict[str, str] = field(default_factory=dict)  # name -> kind, besides "local"
-    store: str = "home"  # where session files go: the runtime's home, or a database via SessionFs
+    store: str = StoreKind.HOME  # where session files go: the runtime's home, or a database via SessionFs
     path: str | None = None  # the file it was loaded from
     turn_timeout: float = 60.0  # seconds the SDK waits for each answer
     known_good: tuple[tuple[str, str], ...] = ()  # (last writer, resumer) downgrades the guard lets through
@@ -179,7 +190,7 @@ class Scenario:
 
     @property
     def host_kinds(self) -> set[str]:
-        return {self.hosts[step.host] for step in self.steps if step.host != LOCAL}
+        return {self.hosts[step.host] for step in self.steps if step.host != HostKind.LOCAL}
 
 
 class _Reader:
@@ -233,14 +244,14 @@ class _Reader:
 
 def _container_rules(read: _Reader, step: Step, on_container: bool, earlier_on_host: bool) -> None:
     """What only a container host can do, and what it cannot."""
-    if step.home == "anonymous" and not on_container:
+    if step.home == HomeKind.ANONYMOUS and not on_container:
         raise read.fail("home", "is 'anonymous' on a host that is not a container: only a container has an "
                                 "anonymous volume")
     if step.restart and not on_container:
         raise read.fail("restart", "is set on a host that is not a container: only a container is restarted")
     if not on_container:
         return
-    if step.home == "copied":
+    if step.home == HomeKind.COPIED:
         raise read.fail("home", "is 'copied' on a container host, whose home is a volume of the engine, not a "
                                 "directory here; use 'shared' (a named volume in both) or 'own'")
     refused = next((plan.kind for plan in step.faults if not KINDS[plan.kind].on_container), None)
@@ -278,9 +289,9 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     step = Step(
         name=_name(read),
         actions=tuple(actions),
-        home=read.get("home", str, "shared", HOMES),
-        session=read.get("session", str, "passed", SESSIONS),
-        host=read.get("host", str, LOCAL, (LOCAL, *hosts)),
+        home=read.get("home", str, HomeKind.SHARED, HOMES),
+        session=read.get("session", str, StepSession.PASSED, tuple(StepSession)),
+        host=read.get("host", str, HostKind.LOCAL, (HostKind.LOCAL, *hosts)),
         principal=read.text("principal", "alice", PRINCIPAL),
         guarded=read.get("guarded", bool, False),
         reuse=read.get("reuse", bool, False),
@@ -290,22 +301,22 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         forked=read.get("forked", bool, None),
         expect=_expect(read),
         closed_before_resume=read.get("closed_before_resume", bool, None),
-        provider=read.get("provider", str, "passed", PROVIDERS),
+        provider=read.get("provider", str, StepProvider.PASSED, tuple(StepProvider)),
         restart=read.get("restart", bool, False),
         runtime=read.version("runtime"),
         sdk=read.version("sdk"),
         loaded_all_events=read.get("loaded_all_events", bool, None),
     )
     _check_faults(read, step, hosts)
-    _container_rules(read, step, hosts.get(step.host) == CONTAINER, any(s.host == step.host for s in earlier))
+    _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER, any(s.host == step.host for s in earlier))
     for field_name in ("runtime", "sdk"):
-        if getattr(step, field_name) and step.host != LOCAL:
+        if getattr(step, field_name) and step.host != HostKind.LOCAL:
             raise read.fail(field_name, f"is set on host '{step.host}': other runtime and SDK versions run on host "
                                         f"'local' only")
     if step.after == LEASE_EXPIRED and not step.guarded:
         raise read.fail("after", "is 'lease-expired' on a step that is not guarded: leases are the guard's; "
                                  "set guarded = true")
-    if step.session == "scenario" and scenario_id is None:
+    if step.session == StepSession.SCENARIO and scenario_id is None:
         raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
     if step.asks and step.expect is None:
         raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")
@@ -367,20 +378,20 @@ def _name(read: _Reader) -> str:
 
 def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
     """What a step's faults need of the step itself."""
-    turns = sum(TURNS_PER_ACTION.get(action, 0) for action in step.actions)
+    turns = turns_in(step.actions)
     for plan in step.faults:
         rules = KINDS[plan.kind]
-        if plan.at in (MID_TURN, AFTER_TURN, INSIDE_WRITE) and plan.turn > turns:
+        if plan.at in TURN_POINTS and plan.turn > turns:
             raise read.fail("faults", f"has a {plan.kind} at turn {plan.turn}, but the step takes {turns} turn(s)")
-        if plan.at == HOLD and "hold" not in step.actions:
+        if plan.at == FaultPoint.HOLD and Action.HOLD not in step.actions:
             raise read.fail("faults", f"has a {plan.kind} at \"hold\", but the step's actions have no \"hold\"")
-        if plan.kind == "kill" and plan.target == "app" and step.host != LOCAL:
+        if plan.kind == FaultKind.KILL and plan.target == "app" and step.host != HostKind.LOCAL:
             raise read.fail("faults", "kills the app alone on a simulated host: there the worker is the host's process "
                                       "1, and when it dies the kernel kills its runtime too; run that step on 'local'")
-        if rules.needs == "simulated host" and step.host == LOCAL:
+        if rules.needs == Needs.SIMULATED_HOST and step.host == HostKind.LOCAL:
             raise read.fail("faults", f"has a {plan.kind} on a step that runs on 'local': give the step a host from "
                                       f"[hosts] (a partition cuts a simulated host's own network)")
-        if rules.needs == "copied home" and step.home != "copied":
+        if rules.needs == Needs.COPIED_HOME and step.home != HomeKind.COPIED:
             raise read.fail("faults", f"has a {plan.kind}, which needs the step's home = \"copied\"")
 
 
@@ -411,7 +422,7 @@ def load(path: Path) -> Scenario:
                          "session_id", "hosts", "store", "steps", "turn_timeout", "known_good", "tags"})
     hosts = read.get("hosts", dict, {})
     for name, kind in hosts.items():
-        if name == LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
+        if name == HostKind.LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
             raise UserError(f"{path}: hosts: '{name}' must be a name other than 'local' (letters, digits, '-', at most "
                             f"20) with a kind among {', '.join(HOST_KINDS)}, got {kind!r}")
     session_id = read.get("session_id", str, None)
@@ -429,11 +440,11 @@ def load(path: Path) -> Scenario:
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise UserError(f"{path}: step '{duplicate}': field 'name' is used by more than one step")
-    store = read.get("store", str, "home", STORES)
+    store = read.get("store", str, StoreKind.HOME, tuple(StoreKind))
     for step in steps:
-        if any(KINDS[plan.kind].needs == "postgres" for plan in step.faults) and store != "postgres":
+        if any(KINDS[plan.kind].needs == Needs.POSTGRES for plan in step.faults) and store != StoreKind.POSTGRES:
             raise UserError(f"{path}: step '{step.name}': field 'faults' has a fault of the database server, "
-                            f"but the scenario's store is {store!r}: set store = \"postgres\"")
+                            f"but the scenario's store is '{store}': set store = \"postgres\"")
     tags = read.get("tags", list, [])
     if any(tag not in TAGS for tag in tags):
         raise read.fail("tags", f"may hold {', '.join(TAGS)}, got {tags!r}")

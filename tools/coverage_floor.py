@@ -1,8 +1,8 @@
 """After `make test`: the line coverage of the verdict core, module by module, from the
-unit tests' run (`pytest --cov=handoff tests/unit`): the checker, the guard, the event log,
-the fact, the witness's answers, and the report's verdict logic (how a scenario stands,
-the ladder, the summary line, the skew grid's cells, diff's comparison). Exit 1 when a
-module of the verdict core is under the floor."""
+unit tests' run (`pytest --cov=handoff tests/unit`): the checker and its words (verdicts
+among them), the guard, the event log, the fact, the witness's answers, and the report's
+verdict logic (how a scenario stands, the ladder, the summary line, the skew grid's
+cells, diff's comparison). Exit 1 when a module of the verdict core is under the floor."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import coverage
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = 90.0
 VERDICT_CORE = ["handoff/checker/checks.py", "handoff/checker/losses.py", "handoff/checker/verdicts.py",
-                "handoff/guard/ids.py", "handoff/guard/gate.py", "handoff/guard/receipt.py", "handoff/guard/compat.py",
-                "handoff/eventlog.py", "handoff/fact.py", "handoff/witness/answer.py",
+                "handoff/words.py", "handoff/guard/ids.py", "handoff/guard/gate.py", "handoff/guard/receipt.py",
+                "handoff/guard/compat.py", "handoff/eventlog.py", "handoff/fact.py", "handoff/witness/answer.py",
                 "handoff/report/outcomes.py", "handoff/report/ladder.py", "handoff/report/terminal.py",
                 "handoff/report/skew_grid.py", "handoff/runs/diff.py"]
 

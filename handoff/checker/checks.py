@@ -37,12 +37,12 @@ from handoff.checker.verdicts import (
     ScenarioJudgement,
     StepFacts,
     TurnJudgement,
-    Verdict,
 )
 from handoff.fact import Fact
-from handoff.protocol import OPENING_ACTIONS, TURNS_PER_ACTION, ActionFailed, Backend, EventLog, turns_in
+from handoff.protocol import ActionFailed, Backend, EventLog
 from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents, StepRecord
 from handoff.scenario import Step
+from handoff.words import OPENING_ACTIONS, Action, FaultKind, NoTurn, TurnKind, Verdict, WorkerStage, turns_in
 
 # An answer written to the log later than this share of the app's time-out is a race the
 # evidence names: the verdict held, but not by much.
@@ -54,7 +54,7 @@ NOT_FOUND_MARKERS = ("session not found", "returned no sessions")
 # outage, never a session that is gone, whatever else the message says.
 OUTAGE_MARKERS = ("is unreachable", "cannot connect to postgresql", "connection refused", "connection is closed")
 # The worker's own refusals (a spec it cannot read, a runtime or SDK not of the asked version).
-WORKER_CHECKS = ("read-spec", "start")
+WORKER_CHECKS = (WorkerStage.READ_SPEC, WorkerStage.START)
 # The runtime's words when a session has no model to ask: no provider and no token.
 NO_PROVIDER_MARKERS = ("no github oauth token or copilot hmac key",)
 
@@ -69,8 +69,8 @@ def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backen
     scenario = record.scenario
     turns: list[TurnJudgement] = []
     if record.skipped:
-        turns.append(TurnJudgement(record.name, "scenario", None, None, verdict=Verdict.SKIPPED, reason=record.skipped,
-                                   evidence=Basis.NOTHING))
+        turns.append(TurnJudgement(record.name, NoTurn.SCENARIO, None, None, verdict=Verdict.SKIPPED,
+                                   reason=record.skipped, evidence=Basis.NOTHING))
     else:
         first_turn = 1
         for spec, step in zip(scenario.steps, record.steps):
@@ -79,7 +79,7 @@ def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backen
         expect_tell = {step.name: step.expect_tell for step in scenario.steps}
         turns = mark_missing_messages(mark_silent_losses(turns, expect_tell), expect_tell)
         if record.crashed:
-            turns.append(TurnJudgement(record.name, "scenario", None, None, verdict=Verdict.CRASHED,
+            turns.append(TurnJudgement(record.name, NoTurn.SCENARIO, None, None, verdict=Verdict.CRASHED,
                                        reason=record.crashed, evidence=Basis.NOTHING,
                                        expectations=(Expectation("verdict", "", "crashed", None),)))
     return ScenarioJudgement(record.name, scenario.title, scenario.proves, scenario.does_not_prove, record.seconds,
@@ -106,23 +106,24 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
     facts = step_facts(step, view, spec)
     judged: list[TurnJudgement] = []
     # Each ask, answered or failed, takes the verdict expected of it by its place in the step.
-    ask_turns = sorted([t.turn for t in view.turns if t.kind == "ask"] +
-                       [f.turn for f in view.failures if f.action == "ask" and f.turn is not None and not f.refused])
+    ask_turns = sorted([t.turn for t in view.turns if t.kind == TurnKind.ASK] +
+                       [f.turn for f in view.failures
+                        if f.action == Action.ASK and f.turn is not None and not f.refused])
     for turn in view.turns:
         records = _sent(record, step, turn.turn)
         reached = _fact_seen(records, backend.seen_on_the_wire)
         number = first_turn + turn.turn - 1
-        if turn.kind == "ask":
+        if turn.kind == TurnKind.ASK:
             verdict, reason, basis = judge_answer(turn.answer, records, fact, backend.seen_on_the_wire)
             judged.append(_judged(record.name, spec, facts, number, turn.answer, reached, verdict, reason, basis,
                                   turn.session_id, spec.expected(ask_turns.index(turn.turn))))
         else:
             judged.append(_told(record.name, spec, facts, number, turn.answer, reached, turn.session_id))
     for failure in view.failures:  # turns the app was told failed
-        if failure.action not in ("tell", "ask") or failure.refused or failure.turn is None:
+        if failure.action not in (Action.TELL, Action.ASK) or failure.refused or failure.turn is None:
             continue
         number = first_turn + failure.turn - 1
-        if failure.action == "tell":
+        if failure.action == Action.TELL:
             judged.append(_told(record.name, spec, facts, number, None, FactSeen.NO_REQUEST, view.reported_session_id,
                                 Verdict.FAILED_LOUDLY, f"tell failed: {failure.message}", Basis.RUNTIME_ERROR))
             continue
@@ -135,14 +136,14 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
         judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis,
                               view.reported_session_id, spec.expected(ask_turns.index(failure.turn)),
                               waited_out(failure, facts.eventlog if in_log else None)))
-    if spec.asks and not any(t.kind == "ask" for t in judged):
+    if spec.asks and not any(t.kind == TurnKind.ASK for t in judged):
         records = _sent(record, step, _ask_number(spec))
         verdict, reason, basis = _undelivered(facts, records, fact, backend) or _failure(facts, step.stderr_tail,
                                                                                            backend)
         in_log = basis == Basis.LOG_AND_WIRE  # the turn happened, as the log shows; only its answer went missing
         reached = _fact_seen(records, backend.seen_on_the_wire) if in_log else FactSeen.NO_REQUEST
         number = first_turn + _ask_number(spec) - 1 if in_log else None
-        failed = next((f for f in view.failures if f.action == "ask"), None)
+        failed = next((f for f in view.failures if f.action == Action.ASK), None)
         judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis,
                               expected=spec.expected(0),
                               timed=failed and waited_out(failed, facts.eventlog if in_log else None)))
@@ -151,7 +152,7 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
         verdict, reason, basis = _failure(facts, step.stderr_tail, backend)
         judged.append(_told(record.name, spec, facts, None, None, FactSeen.NO_REQUEST, None, verdict, reason, basis))
     if not judged:
-        judged.append(TurnJudgement(record.name, "step", None, facts))  # a step with no turn still gets its line
+        judged.append(TurnJudgement(record.name, NoTurn.STEP, None, facts))  # a step with no turn still gets its line
     return sorted(judged, key=lambda t: t.turn if t.turn is not None else 10**6)
 
 
@@ -160,8 +161,8 @@ def _told(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer: 
           basis: Basis | None = None) -> TurnJudgement:
     """A tell: told when the app saw it succeed (a later resume may still find it lost,
     handoff/checker/losses.py), failed loudly when the app was told it failed."""
-    judged = TurnJudgement(scenario, "tell", turn, step, answer=answer, fact_reached_model=reached, verdict=verdict,
-                           reason=reason, evidence=basis, session=session)
+    judged = TurnJudgement(scenario, TurnKind.TELL, turn, step, answer=answer, fact_reached_model=reached,
+                           verdict=verdict, reason=reason, evidence=basis, session=session)
     return with_tell_expectation(judged, spec.expect_tell)
 
 
@@ -174,8 +175,8 @@ def _sent(record: ScenarioRecord, step: StepRecord, turn: int) -> list[bool | No
 def _ask_number(spec: Step) -> int:
     """The number the worker gives its ask turn within the step: one more than the turns
     the actions before it take."""
-    before = spec.actions[:spec.actions.index("ask")] if "ask" in spec.actions else spec.actions
-    return sum(TURNS_PER_ACTION.get(action, 0) for action in before) + 1
+    before = spec.actions[:spec.actions.index(Action.ASK)] if Action.ASK in spec.actions else spec.actions
+    return turns_in(before) + 1
 
 
 def _undelivered(step: StepFacts, records: list[bool | None], fact: Fact,
@@ -184,7 +185,7 @@ def _undelivered(step: StepFacts, records: list[bool | None], fact: Fact,
     answer to it: undelivered when that answer and the witness's record both say the
     context was there; None when the log holds no answer to this question."""
     log = step.eventlog
-    failed = next((f for f in step.failures if f.action == "ask"), None)
+    failed = next((f for f in step.failures if f.action == Action.ASK), None)
     if failed is None or log is None or log.last_prompt != fact.question_prompt or log.last_reply is None:
         return None
     if not backend.seen_on_the_wire:
@@ -229,7 +230,7 @@ def _failure(step: StepFacts, stderr_tail: str, backend: Backend) -> tuple[Verdi
         if error.refused:
             return Verdict.REFUSED, f"the guard refused {error.action}: {error.message}", Basis.GUARD
     for error in step.failures:
-        if error.action in OPENING_ACTIONS or error.action == "ask":
+        if error.action in OPENING_ACTIONS or error.action == Action.ASK:
             return _failed(error, backend)
     for error in step.failures:
         if error.action in WORKER_CHECKS:  # the worker would not measure: nothing the app was told
@@ -241,7 +242,8 @@ def _failure(step: StepFacts, stderr_tail: str, backend: Backend) -> tuple[Verdi
         return Verdict.UNKNOWN, f"the worker broke the protocol: {step.problems[0]}", Basis.NOTHING
     if not step.finished:
         if step.killed_on_purpose:
-            kills = ", ".join(f"{f.kind} at {f.point}" for f in step.faults if f.kind.startswith("kill"))
+            kills = ", ".join(f"{f.kind} at {f.point}" for f in step.faults
+                              if f.kind in (FaultKind.KILL, FaultKind.KILL_RUNTIME))
             return Verdict.UNKNOWN, f"the worker was killed on purpose ({kills}) before it could answer", Basis.NOTHING
         tail = f": {stderr_tail.splitlines()[-1]}" if stderr_tail.strip() else ""
         notes = "".join(f"; {note}" for note in step.notes)
@@ -314,7 +316,7 @@ def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer
     if step.loaded_all_events is False:
         reason += (f"; the resume loaded {log.resume_event_count} of the {log.events_before_resume} events "
                    f"in the log")
-    return TurnJudgement(scenario, "ask", turn, step, answer=answer, fact_reached_model=reached, verdict=verdict,
+    return TurnJudgement(scenario, TurnKind.ASK, turn, step, answer=answer, fact_reached_model=reached, verdict=verdict,
                          reason=reason, evidence=basis, expectations=tuple(expectations), session=session,
                          timed=timed)
 

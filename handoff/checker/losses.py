@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from handoff.checker.verdicts import TOLD, Basis, Expectation, FactSeen, Recovery, TurnJudgement, Verdict
+from handoff.checker.verdicts import Basis, Expectation, FactSeen, Recovery, TurnJudgement
 from handoff.runs.record import ScenarioRecord
+from handoff.words import RESUMING_ACTIONS, TOLD, TurnKind, Verdict
 
-RESUMING = ("resume", "resume-most-recent")
 # A tell whose fact demonstrably reached the model, or where requests cannot be recorded.
 DELIVERED = (FactSeen.YES, FactSeen.NOT_RECORDED)
 
@@ -31,11 +31,11 @@ DELIVERED = (FactSeen.YES, FactSeen.NOT_RECORDED)
 def _resumed(turn: TurnJudgement) -> bool:
     """Whether the turn's step opened its session by resuming it (and not by creating it).
     Asked only of an ask, which always has its step's facts."""
-    return any(done.action in RESUMING and done.session_id == turn.session for done in turn.step.actions)
+    return any(done.action in RESUMING_ACTIONS and done.session_id == turn.session for done in turn.step.actions)
 
 
 def _lost_after_resume(turn: TurnJudgement) -> bool:
-    return (turn.kind == "ask" and turn.verdict == Verdict.LOST and turn.session is not None
+    return (turn.kind == TurnKind.ASK and turn.verdict == Verdict.LOST and turn.session is not None
             and turn.evidence in (Basis.ANSWER_AND_WIRE, Basis.ANSWER_ONLY) and _resumed(turn))
 
 
@@ -58,7 +58,7 @@ def mark_silent_losses(turns: list[TurnJudgement], expect_tell: dict[str, str | 
         if not _lost_after_resume(finder):
             continue
         for earlier, told in enumerate(marked[:index]):
-            if (told.kind == "tell" and told.verdict is None and told.session == finder.session
+            if (told.kind == TurnKind.TELL and told.verdict is None and told.session == finder.session
                     and told.fact_reached_model in DELIVERED and told.step is not finder.step):
                 lost = replace(told, verdict=Verdict.LOST_SILENTLY, reason=_why(told, finder), evidence=finder.evidence)
                 marked[earlier] = with_tell_expectation(lost, expect_tell.get(told.step.step))
@@ -67,9 +67,9 @@ def mark_silent_losses(turns: list[TurnJudgement], expect_tell: dict[str, str | 
 
 def _acknowledged(turn: TurnJudgement) -> bool:
     """A turn the app saw succeed: a tell it was not told failed, an ask that answered."""
-    if turn.kind == "tell":
+    if turn.kind == TurnKind.TELL:
         return turn.verdict in (None, Verdict.LOST_SILENTLY)
-    return turn.kind == "ask" and turn.answer is not None
+    return turn.kind == TurnKind.ASK and turn.answer is not None
 
 
 def mark_missing_messages(turns: list[TurnJudgement], expect_tell: dict[str, str | None]) -> list[TurnJudgement]:
@@ -80,7 +80,7 @@ def mark_missing_messages(turns: list[TurnJudgement], expect_tell: dict[str, str
         log = step.eventlog
         if log is None or not log.found or log.messages_before_resume is None:
             continue
-        if not any(done.action in RESUMING and done.session_id == log.session_id for done in step.actions):
+        if not any(done.action in RESUMING_ACTIONS and done.session_id == log.session_id for done in step.actions):
             continue
         earlier = [i for i, t in enumerate(marked) if t.step is not None and steps.index(t.step) < steps.index(step)
                    and t.session == log.session_id and _acknowledged(t)]
@@ -90,7 +90,7 @@ def mark_missing_messages(turns: list[TurnJudgement], expect_tell: dict[str, str
         why = (f"the app saw {len(earlier)} turn(s) of this session succeed, but the log step {step.step} resumed "
                f"had {log.messages_before_resume} user message(s) before its resume: the last {missing} are missing")
         for index in earlier[-missing:]:
-            if marked[index].kind == "tell" and marked[index].verdict is None:
+            if marked[index].kind == TurnKind.TELL and marked[index].verdict is None:
                 lost = replace(marked[index], verdict=Verdict.LOST_SILENTLY, reason=why, evidence=Basis.EVENT_LOG)
                 marked[index] = with_tell_expectation(lost, expect_tell.get(lost.step.step))
     return marked
@@ -111,7 +111,7 @@ def with_tell_expectation(judged: TurnJudgement, wanted: str | None) -> TurnJudg
 def recoveries(record: ScenarioRecord) -> tuple[Recovery, ...]:
     """For each healed fault, seconds from its heal to the next successful resume."""
     resumes = sorted((event.t, step.step) for step in record.steps for event in step.view().actions
-                     if event.action in RESUMING)
+                     if event.action in RESUMING_ACTIONS)
     found = []
     for step in record.steps:
         for fault in step.faults:

@@ -1,4 +1,4 @@
-"""The checker's vocabulary: verdicts, what they rest on, and judgements as data.
+"""The checker's vocabulary: what verdicts (handoff/words.py) rest on, and judgements as data.
 
 A judgement keeps the verdict, the evidence it rests on and every expectation apart, so
 that the table, the Markdown, the JSON and a diff of two runs are all renderings of the
@@ -12,34 +12,10 @@ from enum import IntEnum, StrEnum
 from typing import TYPE_CHECKING
 
 from handoff.protocol import ActionDone, ActionFailed, EventLog, Holding, Ready
+from handoff.words import FaultKind, NoTurn, TurnKind, Verdict
 
 if TYPE_CHECKING:
     from handoff.runs.record import FaultRecord
-
-
-class Verdict(StrEnum):
-    KEPT = "kept"  # the answer names the fact, and the model was sent it
-    LOST = "lost"  # both say it is absent, or the runtime said the session is not there
-    UNKNOWN = "unknown"  # the evidence is missing or disagrees: no verdict can be given
-    FAILED_LOUDLY = "failed-loudly"  # the runtime told the app the action failed: honest, but nothing measured
-    LOST_SILENTLY = "lost-silently"  # a tell the app saw succeed, missing from a later resume of its session
-    REFUSED = "refused"  # the guard stopped the step
-    NO_PROVIDER = "no-provider"  # the session resumed, but no model was there to ask
-    UNDELIVERED = "undelivered"  # the context was kept and the answer is in the log, but the app never received it
-    SKIPPED = "skipped"  # the scenario needs something this machine lacks
-    CRASHED = "crashed"  # the tool could not finish running the scenario
-
-    @property
-    def judged(self) -> bool:
-        """A verdict about the session, as opposed to "we could not tell"."""
-        return self not in (Verdict.UNKNOWN, Verdict.FAILED_LOUDLY, Verdict.SKIPPED, Verdict.CRASHED)
-
-
-# The verdicts a scenario file may expect of its questions (``expect``)...
-EXPECTABLE = tuple(v.value for v in Verdict if v not in (Verdict.SKIPPED, Verdict.CRASHED, Verdict.LOST_SILENTLY))
-# ...and of its tells (``expect_tell``): "told" is a tell the app saw succeed and nothing later contradicted.
-TOLD = "told"
-TELL_EXPECTABLE = (TOLD, Verdict.FAILED_LOUDLY.value, Verdict.LOST_SILENTLY.value, Verdict.UNKNOWN.value)
 
 
 class Basis(StrEnum):
@@ -93,8 +69,8 @@ class StepFacts:
 
     step: str
     host: str
-    home: str  # shared | own | copied
-    store: str  # home | sqlite | postgres
+    home: str  # a HomeKind
+    store: str  # a StoreKind
     ready: Ready | None
     eventlog: EventLog | None
     actions: tuple[ActionDone, ...]
@@ -115,7 +91,7 @@ class StepFacts:
 
     @property
     def killed_on_purpose(self) -> bool:
-        return any(fault.kind == "kill" for fault in self.faults)
+        return any(fault.kind == FaultKind.KILL for fault in self.faults)
 
     @property
     def loaded_all_events(self) -> bool | None:
@@ -142,7 +118,7 @@ class StepFacts:
 @dataclass(frozen=True)
 class TurnJudgement:
     scenario: str
-    kind: str  # "tell" | "ask" | "step" (a step with no turn) | "scenario" (skipped or crashed)
+    kind: TurnKind | NoTurn
     turn: int | None  # numbered across the scenario; None when the turn never happened
     step: StepFacts | None
     answer: str | None = None

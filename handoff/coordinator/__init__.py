@@ -36,14 +36,15 @@ from handoff.runs.record import (
 from handoff.runtime_locator import locate_runtime
 from handoff.scenario import Scenario
 from handoff.stores.database import redacted
+from handoff.words import Command
 
 __all__ = ["CoordinatorError", "RunSettings", "run"]
 
 
 def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None = None,
-        command: str = "run") -> RunRecord:
+        command: Command = Command.RUN) -> RunRecord:
     """Run the scenarios and return what was observed; ``command`` is what the record is
-    stored as ("run", or "skew" for a version grid)."""
+    stored as (RUN, or SKEW for a version grid)."""
     runtime_path = locate_runtime()
     preflight(settings.backend)
     settings.observer.run_started()

@@ -13,8 +13,9 @@ import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from handoff.coordinator.services import RunServices
 from handoff import versions
+from handoff.coordinator.services import RunServices
+from handoff.faults.kinds import KINDS, Needs
 from handoff.hosts import (
     ContainerHost,
     Host,
@@ -25,9 +26,9 @@ from handoff.hosts import (
     SshHost,
     missing_capability,
 )
-from handoff.faults.kinds import KINDS, MID_TURN
 from handoff.protocol import COPILOT
-from handoff.scenario import CONTAINER, LOCAL, Scenario, Step
+from handoff.scenario import Scenario, Step
+from handoff.words import FaultPoint, HostKind
 
 
 def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
@@ -39,9 +40,9 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         except versions.NotAvailable as missing:
             return f"step '{step.name}': {missing}"
     plans = [plan for step in scenario.steps for plan in step.faults]
-    if any(plan.at == MID_TURN for plan in plans) and not settings.backend.seen_on_the_wire:
+    if any(plan.at == FaultPoint.MID_TURN for plan in plans) and not settings.backend.seen_on_the_wire:
         return "a fault while the model answers needs the witness or the relay to hold the answer (not the Copilot service)"
-    if any(KINDS[plan.kind].needs == "postgres" for plan in plans) and settings.store_url:
+    if any(KINDS[plan.kind].needs == Needs.POSTGRES for plan in plans) and settings.store_url:
         return "a store outage stops the run's own PostgreSQL; a server named with --store is not the tool's to stop"
     for name, kind in scenario.hosts.items():
         if name in settings.remote_hosts:
@@ -49,7 +50,7 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         if settings.backend.kind == COPILOT:
             return f"host '{name}' ({kind}): a simulated host has no route to the Copilot service on the internet"
         problem = missing_capability(kind) or (None if services.lan else services.lan_problem)
-        if problem is None and kind == CONTAINER:
+        if problem is None and kind == HostKind.CONTAINER:
             problem = services.containers.problem
         if problem:
             return f"host '{name}' ({kind}): {problem}"
@@ -72,7 +73,7 @@ def open_hosts(scenario: Scenario, services: RunServices, workdir: Path, hosts: 
     closes every host in ``hosts`` when the scenario ends, also the ones made before one
     failed to come up."""
     settings = services.settings
-    hosts[LOCAL] = LocalHost(LOCAL, services.zygote)
+    hosts[HostKind.LOCAL] = LocalHost(HostKind.LOCAL, services.zygote)
     # One prefix for the scenario's containers and volumes (its hosts share the volumes),
     # with a token of its own: a scenario named twice in a run gets two sets.
     containers = f"{services.containers.prefix}-{scenario.name}-{secrets.token_hex(2)}"
@@ -80,15 +81,15 @@ def open_hosts(scenario: Scenario, services: RunServices, workdir: Path, hosts: 
     for name, kind in scenario.hosts.items():
         if name in settings.remote_hosts:
             hosts[name] = SshHost(name, settings.remote_hosts[name], witness.hostname, witness.port)
-        elif kind == "namespace":
+        elif kind == HostKind.NAMESPACE:
             hosts[name] = NamespaceHost(name, services.lan, [services.run_dir], services.zygote)
-        elif kind == CONTAINER:
+        elif kind == HostKind.CONTAINER:
             hosts[name] = ContainerHost(name, services.containers.setup, containers)
         else:
             machine = NamespaceHost(name, services.lan, [services.run_dir])
             hosts[name] = NamespaceSshHost(name, machine, workdir / f"ssh-{name}", witness.hostname, witness.port)
         hosts[name].passed_env = _passed(settings.backend.token_env)
-    hosts[LOCAL].passed_env = _passed(settings.backend.token_env)
+    hosts[HostKind.LOCAL].passed_env = _passed(settings.backend.token_env)
 
 
 def _passed(token_env: str | None) -> tuple[str, ...]:

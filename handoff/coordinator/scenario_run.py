@@ -24,22 +24,23 @@ from typing import Callable
 
 from handoff.confined import inside
 from handoff.coordinator.lease_clock import LeaseClock
+from handoff.coordinator.nemesis import Nemesis
 from handoff.coordinator.placement import open_hosts, step_versions, why_not_runnable
 from handoff.coordinator.services import RunServices
 from handoff.coordinator.slots import Slots
 from handoff.coordinator.specs import worker_spec
 from handoff.coordinator.step_driver import StepDriver
-from handoff.coordinator.nemesis import Nemesis
 from handoff.faults import Fault, FaultTarget, build
-from handoff.protocol import HOLD_POINTS, Hold
-from handoff.witness.control import WitnessControl
 from handoff.hosts import Host
+from handoff.protocol import Hold
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import LEASE_EXPIRED, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
 from handoff.stores import prepare_home
 from handoff.stores.database import sqlite_url
+from handoff.witness.control import WitnessControl
 from handoff.witness.server import read_evidence
+from handoff.words import HOLD_POINTS, HomeKind, StepSession, StoreKind
 
 
 Placement = Callable[[Scenario, RunServices, Path, dict[str, Host]], None]
@@ -87,7 +88,7 @@ class ScenarioRun:
         return record
 
     async def _prepare_store(self) -> None:
-        if self.scenario.store != "postgres":
+        if self.scenario.store != StoreKind.POSTGRES:
             return
         if self.services.database_problem:
             raise RuntimeError(self.services.database_problem)
@@ -98,10 +99,11 @@ class ScenarioRun:
         session_id = self.scenario.session_id or new_session_id()
         previous_home: Path | None = None
         for step in self.scenario.steps:
-            step_id = {"passed": session_id, "scenario": self.scenario.session_id}.get(step.session) or new_session_id()
+            given = {StepSession.PASSED: session_id, StepSession.SCENARIO: self.scenario.session_id}
+            step_id = given.get(step.session) or new_session_id()
             home = prepare_home(self.workdir, step.name, step.home, previous_home, step_id)
             host = hosts[step.host]
-            step_record = StepRecord(step.name, host.name, "restarted" if step.restart else step.home,
+            step_record = StepRecord(step.name, host.name, HomeKind.RESTARTED if step.restart else step.home,
                                      self.scenario.store, step_id)
             record.steps.append(step_record)
             if step.after == LEASE_EXPIRED:
@@ -112,12 +114,12 @@ class ScenarioRun:
             target = FaultTarget(self.services.tracker, home, step_id, self.settings.fact, host=host,
                                  database=self._own_server, ports=self.services.ports(self.databases))
             versioned, runtime_path = step_versions(step)
-            launch = replace(versioned, anonymous_home=step.home == "anonymous", restart=step.restart)
+            launch = replace(versioned, anonymous_home=step.home == HomeKind.ANONYMOUS, restart=step.restart)
             spec = self._spec(step, host, home, step_id, runtime_path or self.services.runtime_path, faults)
             async with self._lent_slot(step.waits_out_a_turn):
                 await self.driver.run(spec, host, home, self.workdir, step_record, faults, target, launch)
             reported = step_record.view().reported_session_id
-            if step.session == "passed" and reported:
+            if step.session == StepSession.PASSED and reported:
                 if not safe_id(reported):  # it is about to name directories: refuse it here
                     raise ValueError(f"step {step.name}'s worker reported a session id that is not {SAFE_ID_RULE}: "
                                      f"{reported[:80]!r}")
@@ -143,7 +145,7 @@ class ScenarioRun:
     def _spec(self, step: Step, host: Host, home: Path, session_id: str, runtime_path: Path,
               faults: tuple[Fault, ...]):
         store_url = None
-        if self.scenario.store != "home":
+        if self.scenario.store != StoreKind.HOME:
             store_url = self.databases.url(self.scenario.name, self.scenario.store, host.on_simulated_lan)
         return worker_spec(
             self.scenario.name, step, host, host.home(home), session_id, fact=self.settings.fact,
@@ -158,14 +160,14 @@ class ScenarioRun:
     def _registry_url(self, host: Host) -> str | None:
         """A registry file beside a home-directory store, for workers that can open the
         run's files (a simulated host cannot; guarded scenarios run locally)."""
-        if self.scenario.store != "home" or not host.sees_run_files:
+        if self.scenario.store != StoreKind.HOME or not host.sees_run_files:
             return None
         return sqlite_url(self.workdir / "registry.db")
 
 
     def _coordinator_registry(self) -> str | None:
         """The scenario's registry as the coordinator reaches it."""
-        if self.scenario.store == "home":
+        if self.scenario.store == StoreKind.HOME:
             return sqlite_url(self.workdir / "registry.db")
         return self.databases.url(self.scenario.name, self.scenario.store, False)
 

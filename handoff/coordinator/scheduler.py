@@ -18,7 +18,8 @@ from handoff.coordinator.scenario_run import Placement, ScenarioRun
 from handoff.coordinator.services import RunServices
 from handoff.coordinator.slots import Slots
 from handoff.runs.record import ScenarioRecord
-from handoff.scenario import LOCAL, Scenario
+from handoff.scenario import Scenario
+from handoff.words import HostKind
 
 
 def expected_cost(scenario: Scenario, measured: dict[str, float] | None = None) -> float:
@@ -27,7 +28,7 @@ def expected_cost(scenario: Scenario, measured: dict[str, float] | None = None) 
     turn time-out of a step that expects its answer never to arrive."""
     if measured and scenario.name in measured:
         return measured[scenario.name]
-    return sum(1.0 + (0.5 if step.host != LOCAL else 0.0)
+    return sum(1.0 + (0.5 if step.host != HostKind.LOCAL else 0.0)
                + (scenario.turn_timeout if step.waits_out_a_turn else 0.0) for step in scenario.steps)
 
 

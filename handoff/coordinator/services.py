@@ -29,16 +29,17 @@ from handoff.containers.engine import Engine
 from handoff.containers.service import RunContainers
 from handoff.coordinator.observer import RunObserver, Unobserved
 from handoff.fact import Fact
+from handoff.faults.kinds import stops_the_database
 from handoff.hosts import Lan, NetworkError, SshTarget, missing_capability
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
 from handoff.protocol import OPENAI_COMPATIBLE, Backend
-from handoff.scenario import CONTAINER, Scenario
-from handoff.faults.kinds import stops_the_database
+from handoff.scenario import Scenario
 from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.stores.shared import RunDatabases
 from handoff.witness.launch import WitnessStartError, start_witness
 from handoff.witness.tags import RUN_TOKEN_VARIABLE
+from handoff.words import HostKind, StoreKind
 
 
 class CoordinatorError(Exception):
@@ -95,7 +96,7 @@ class RunServices:
 
     async def start(self, scenarios: list[Scenario]) -> None:
         self._start_lan(scenarios)
-        containers = any(kind == CONTAINER for s in scenarios for kind in s.hosts.values())
+        containers = any(kind == HostKind.CONTAINER for s in scenarios for kind in s.hosts.values())
         if containers:  # first: the database must know the container network's subnet
             self._container_subnet = await self.containers.create_network(self.tracker, self.lan_problem)
         # None of these needs another, and each takes a moment: start them side by side. Every
@@ -117,9 +118,9 @@ class RunServices:
     async def ready_for(self, scenario: Scenario) -> None:
         """Wait until what this scenario needs of the run's services has started (or failed
         to start, which its placement then reports)."""
-        if scenario.store == "postgres" and self._database is not None:
+        if scenario.store == StoreKind.POSTGRES and self._database is not None:
             await asyncio.shield(self._database)
-        if any(kind == CONTAINER for kind in scenario.hosts.values()) and self._containers is not None:
+        if any(kind == HostKind.CONTAINER for kind in scenario.hosts.values()) and self._containers is not None:
             await asyncio.shield(self._containers)
 
     def _start_lan(self, scenarios: list[Scenario]) -> None:
@@ -128,7 +129,7 @@ class RunServices:
         needed = any(name not in self.settings.remote_hosts for s in scenarios for name in s.hosts)
         if not needed:
             return
-        self.lan_problem = missing_capability("namespace")
+        self.lan_problem = missing_capability(HostKind.NAMESPACE)
         if self.lan_problem is None:
             try:
                 self.lan = Lan()
@@ -136,7 +137,8 @@ class RunServices:
                 self.lan_problem = str(error)
 
     async def _start_database(self, scenarios: list[Scenario]) -> None:
-        if self.settings.store_url or not any(s.store == "postgres" and not stops_the_database(s) for s in scenarios):
+        shared = [s for s in scenarios if s.store == StoreKind.POSTGRES and not stops_the_database(s)]
+        if self.settings.store_url or not shared:
             return
         try:
             self._server, url = await self._launch_postgres()

@@ -8,6 +8,7 @@ from handoff.hosts import Host
 from handoff.protocol import Backend, Hold, WorkerSpec
 from handoff.scenario import Step
 from handoff.witness.tags import request_tags
+from handoff.words import StepProvider
 
 
 def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: str | None, *, fact: Fact,
@@ -25,7 +26,7 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         backend=backend, session_id=session_id,
         tags=request_tags(scenario, step.name, host.name, fact, run_token),
         store=store_url, owner=step.principal, guarded=step.guarded, reuse=step.reuse, registry=registry_url,
-        without_provider=step.provider == "omitted", app_key=app_key, holds=holds,
+        without_provider=step.provider == StepProvider.OMITTED, app_key=app_key, holds=holds,
         secrets={} if host.carries_environment else backend.secret_env(),
         runtime_version=step.runtime, sdk_version=step.sdk, turn_timeout=turn_timeout, known_good=known_good,
         lease_clock=lease_clock,

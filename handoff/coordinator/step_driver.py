@@ -21,12 +21,13 @@ from pathlib import Path
 
 from handoff.confined import inside
 from handoff.coordinator.nemesis import Nemesis
-from handoff.faults import AFTER_TURN, BEFORE_STEP, INSIDE_WRITE, MID_TURN, Fault, FaultTarget
+from handoff.faults import Fault, FaultTarget
 from handoff.hosts import Host, Launch
 from handoff.processes import ProcessTracker
 from handoff.protocol import RELEASE, Holding, ProtocolViolation, WorkerSpec, decode
 from handoff.runs.record import StepRecord
 from handoff.witness.control import WitnessControl
+from handoff.words import TURN_POINTS, FaultPoint
 
 WORKER_EXIT_GRACE_SECONDS = 5.0  # from a worker's last output to its exit, which normally takes milliseconds
 STDERR_KEPT = 2000  # characters of a worker's stderr kept in the record
@@ -60,8 +61,8 @@ class StepDriver:
         SDK or runtime version)."""
         record.started_at = time.time()
         await self.nemesis.prepare(faults, target)
-        await self.nemesis.inject(faults, BEFORE_STEP, None, target, record)
-        mid_turn = [fault for fault in faults if fault.at == MID_TURN]
+        await self.nemesis.inject(faults, FaultPoint.BEFORE_STEP, None, target, record)
+        mid_turn = [fault for fault in faults if fault.at == FaultPoint.MID_TURN]
         stderr_path = inside(workdir, f"worker-{spec.step}.stderr")
         with stderr_path.open("wb") as stderr:
             for fault in mid_turn:
@@ -109,7 +110,7 @@ class StepDriver:
             except ProtocolViolation:
                 continue  # kept as it came; the checker reports it as this step's protocol error
             if isinstance(event, Holding):
-                turn = event.turn if event.point in (AFTER_TURN, INSIDE_WRITE) else None  # "hold" is a place, not a turn
+                turn = event.turn if event.point in TURN_POINTS else None  # "hold" is a place, not a turn
                 await self.nemesis.inject(faults, event.point, turn, target, record)
                 if process.returncode is None:  # a worker that was not killed goes on
                     with contextlib.suppress(OSError, RuntimeError):
@@ -122,5 +123,5 @@ class StepDriver:
         turn's mid-turn faults, then let the answer go."""
         if not await self.witness.held(spec.scenario, spec.step, fault.turn, self.timeout):
             return
-        await self.nemesis.inject(faults, MID_TURN, fault.turn, target, record)
+        await self.nemesis.inject(faults, FaultPoint.MID_TURN, fault.turn, target, record)
         await self.witness.release(spec.scenario, spec.step, fault.turn)

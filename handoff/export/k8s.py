@@ -46,6 +46,7 @@ from handoff.hosts.base import Host, Launch
 from handoff.printable import one_line
 from handoff.protocol import Backend
 from handoff.scenario import Scenario, Step
+from handoff.words import Action, HomeKind, StepSession, StoreKind
 
 WITNESS = "handoff-witness"
 WITNESS_PORT = 8080
@@ -75,15 +76,15 @@ class PodHost(Host):
 
 
 def _refusal(scenario: Scenario) -> str | None:
-    if scenario.store == "sqlite":
+    if scenario.store == StoreKind.SQLITE:
         return "its store is a SQLite file, which one machine holds; use a postgres scenario"
     for step in scenario.steps:
         where = f"step '{step.name}'"
         if step.restart:
             return f"{where} restarts a container: a Job's finished pod is not started again"
-        if step.home == "copied":
+        if step.home == HomeKind.COPIED:
             return f"{where} has home 'copied', which the coordinator copies between steps"
-        if step.faults or "hold" in step.actions:
+        if step.faults or Action.HOLD in step.actions:
             return f"{where} has a fault, which the coordinator injects at a fault point of the worker"
         if step.guarded:
             return f"{where} is guarded: the coordinator mints its ids with a key it makes for each run"
@@ -92,7 +93,7 @@ def _refusal(scenario: Scenario) -> str | None:
             if version not in (None, default)]
         if other:
             return f"{where} names {' and '.join(other)}: the image holds the default runtime and SDK only"
-        if "create-without-id" in step.actions and any(later.session == "passed" for later in
+        if Action.CREATE_WITHOUT_ID in step.actions and any(later.session == StepSession.PASSED for later in
                                                        scenario.steps[scenario.steps.index(step) + 1:]):
             return f"{where} lets the runtime choose the id, which the coordinator reads from its events to pass on"
     return None
@@ -114,18 +115,19 @@ def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: st
     problem = _refusal(scenario)
     if problem:
         raise UserError(f"{scenario.name} cannot be exported to Kubernetes: {problem}")
-    if scenario.store == "postgres" and not store_url:
+    if scenario.store == StoreKind.POSTGRES and not store_url:
         raise UserError(f"{scenario.name} keeps sessions in PostgreSQL: give the cluster's server with "
                         "--store postgresql://user:password@host:5432/db")
     objects = _witness(scenario, image)
-    if scenario.store == "home" and any(step.home == "shared" for step in scenario.steps):
+    if scenario.store == StoreKind.HOME and any(step.home == HomeKind.SHARED for step in scenario.steps):
         objects.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                         "metadata": {"name": _name(scenario.name, "home"),
                                      "labels": _labels(scenario, **{f"{LABEL}/role": "home"})},
                         "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}}})
     session_id = scenario.session_id or new_session_id()
     for step in scenario.steps:
-        objects += _step(scenario, step, image, fact, store_url, session_id if step.session == "passed" else new_session_id())
+        given = session_id if step.session == StepSession.PASSED else new_session_id()
+        objects += _step(scenario, step, image, fact, store_url, given)
     return objects
 
 
@@ -133,9 +135,10 @@ def _step(scenario: Scenario, step: Step, image: str, fact: Fact, store_url: str
     job = _name(scenario.name, step.name)
     host = PodHost(step.host)
     spec = worker_spec(scenario.name, step, host, HOME, session_id, fact=fact, backend=Backend(), runtime_path="",
-                       witness_url=host.witness_url(""), store_url=store_url if scenario.store == "postgres" else None)
+                       witness_url=host.witness_url(""),
+                       store_url=store_url if scenario.store == StoreKind.POSTGRES else None)
     labels = _labels(scenario, **{f"{LABEL}/step": _name(step.name), f"{LABEL}/host": _name(step.host)})
-    shared = scenario.store == "home" and step.home == "shared"
+    shared = scenario.store == StoreKind.HOME and step.home == HomeKind.SHARED
     home = {"persistentVolumeClaim": {"claimName": _name(scenario.name, "home")}} if shared else {"emptyDir": {}}
     secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
               "metadata": {"name": f"{job}-spec", "labels": labels},

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from handoff.fact import Fact
-from handoff.faults.kinds import AFTER_TURN, BEFORE_STEP, INSIDE_WRITE, MID_TURN
 from handoff.processes import ProcessTracker
+from handoff.words import FaultKind
 
 TAMPERED_VALUE = "Tampered Value"
 
@@ -45,8 +45,8 @@ class FaultTarget:
 
 
 class Fault(ABC):
-    kind: str
-    at: str
+    kind: FaultKind
+    at: str  # a FaultPoint
     turn: int
     heal_after: float | None  # seconds after the injection; None: when the step ends
 
@@ -68,11 +68,9 @@ def build(plan) -> Fault:
     from handoff.faults.machines import DiskFull, Partition, StoreOutage, StoreRestart
     from handoff.faults.processes import Kill, KillRuntime
 
-    kinds = {"kill": Kill, "kill-runtime": KillRuntime, "store-outage": StoreOutage, "store-restart": StoreRestart,
-             "partition": Partition, "disk-full": DiskFull, "tear-log": TearLog, "corrupt-log": CorruptLog,
-             "cut-copy": CutCopy, "tamper": Tamper}
+    kinds = {kind.kind: kind for kind in (Kill, KillRuntime, StoreOutage, StoreRestart, Partition, DiskFull, TearLog,
+                                          CorruptLog, CutCopy, Tamper)}
     return kinds[plan.kind].from_plan(plan)
 
 
-__all__ = ["AFTER_TURN", "BEFORE_STEP", "INSIDE_WRITE", "MID_TURN", "TAMPERED_VALUE", "Fault", "FaultDidNotApply",
-           "FaultTarget", "build"]
+__all__ = ["TAMPERED_VALUE", "Fault", "FaultDidNotApply", "FaultTarget", "build"]

@@ -11,8 +11,8 @@ from typing import Any
 
 from handoff.fact import Fact
 from handoff.faults import TAMPERED_VALUE, Fault, FaultDidNotApply, FaultTarget
-from handoff.faults.kinds import BEFORE_STEP
 from handoff.stores import session_state
+from handoff.words import FaultKind, FaultPoint
 
 
 def _log(target: FaultTarget, kind: str) -> tuple[Path, bytes]:
@@ -32,10 +32,10 @@ class Tamper(Fault):
     and written back as JSON, so quotes and backslashes in the value are handled as the
     runtime wrote them; an edit that finds nothing to change fails loudly."""
 
-    at: str = BEFORE_STEP
+    at: str = FaultPoint.BEFORE_STEP
     turn: int = 1
     heal_after: float | None = None
-    kind = "tamper"
+    kind = FaultKind.TAMPER
 
     @classmethod
     def from_plan(cls, plan) -> "Tamper":
@@ -76,11 +76,11 @@ class TearLog(Fault):
     """The log loses its last ``cut`` bytes (default: half of its last event and the
     newline), as an append cut short by a crash on a file system leaves it."""
 
-    at: str = BEFORE_STEP
+    at: str = FaultPoint.BEFORE_STEP
     turn: int = 1
     cut: int | None = None
     heal_after: float | None = None
-    kind = "tear-log"
+    kind = FaultKind.TEAR_LOG
 
     @classmethod
     def from_plan(cls, plan) -> "TearLog":
@@ -101,11 +101,11 @@ class CorruptLog(Fault):
     """One line of the log (default: the middle one) is no longer JSON: its first bytes
     are overwritten, its length kept, as a bad sector or a stray write leaves it."""
 
-    at: str = BEFORE_STEP
+    at: str = FaultPoint.BEFORE_STEP
     turn: int = 1
     line: int | None = None
     heal_after: float | None = None
-    kind = "corrupt-log"
+    kind = FaultKind.CORRUPT_LOG
 
     @classmethod
     def from_plan(cls, plan) -> "CorruptLog":
@@ -137,11 +137,11 @@ class CutCopy(Fault):
     the next one. Counted in events rather than bytes, so the cut falls in the same event
     whatever the fact's or the system prompt's length."""
 
-    at: str = BEFORE_STEP
+    at: str = FaultPoint.BEFORE_STEP
     turn: int = 1
     events: int | None = None
     heal_after: float | None = None
-    kind = "cut-copy"
+    kind = FaultKind.CUT_COPY
 
     @classmethod
     def from_plan(cls, plan) -> "CutCopy":

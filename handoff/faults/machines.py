@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from handoff import leftovers
 from handoff.faults import Fault, FaultDidNotApply, FaultTarget
+from handoff.words import FaultKind
 
 FILLER = ".handoff-disk-filler"
 SMALL_DISK = "4m"  # the step's home as a file system of its own: room for a session's few files
@@ -25,7 +26,7 @@ class StoreOutage(Fault):
     at: str
     turn: int = 1
     heal_after: float | None = None
-    kind = "store-outage"
+    kind = FaultKind.STORE_OUTAGE
 
     @classmethod
     def from_plan(cls, plan) -> "StoreOutage":
@@ -51,7 +52,7 @@ class StoreRestart(StoreOutage):
     worker goes on. Nothing is left to heal: the server is back, but every connection
     that was open to it is gone, and the worker's next call finds out on its own."""
 
-    kind = "store-restart"
+    kind = FaultKind.STORE_RESTART
 
     @classmethod
     def from_plan(cls, plan) -> "StoreRestart":
@@ -77,7 +78,7 @@ class Partition(Fault):
     turn: int = 1
     target: str = "database"
     heal_after: float | None = None
-    kind = "partition"
+    kind = FaultKind.PARTITION
 
     @classmethod
     def from_plan(cls, plan) -> "Partition":
@@ -119,7 +120,7 @@ class DiskFull(Fault):
     at: str
     turn: int = 1
     heal_after: float | None = None
-    kind = "disk-full"
+    kind = FaultKind.DISK_FULL
 
     @classmethod
     def from_plan(cls, plan) -> "DiskFull":

@@ -11,6 +11,7 @@ import psutil
 from handoff import runtime_markers
 from handoff.faults import Fault, FaultDidNotApply, FaultTarget
 from handoff.processes import is_runtime
+from handoff.words import FaultKind
 
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
 
@@ -33,7 +34,7 @@ class Kill(Fault):
     turn: int = 1
     target: str = "worker"
     heal_after: float | None = None
-    kind = "kill"
+    kind = FaultKind.KILL
 
     @classmethod
     def from_plan(cls, plan) -> "Kill":
@@ -67,7 +68,7 @@ class KillRuntime(Fault):
     at: str
     turn: int = 1
     heal_after: float | None = None
-    kind = "kill-runtime"
+    kind = FaultKind.KILL_RUNTIME
 
     @classmethod
     def from_plan(cls, plan) -> "KillRuntime":

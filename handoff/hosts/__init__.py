@@ -14,6 +14,7 @@ from handoff.hosts.local import LocalHost
 from handoff.hosts.namespace import NamespaceHost
 from handoff.hosts.network import Lan, NetworkError
 from handoff.hosts.ssh import SSHD, NamespaceSshHost, SshHost, SshTarget
+from handoff.words import HostKind
 
 __all__ = ["ContainerHost", "Host", "Launch", "LocalHost", "NamespaceHost", "NamespaceSshHost", "SshHost", "SshTarget",
            "Lan", "NetworkError", "missing_capability"]
@@ -21,7 +22,7 @@ __all__ = ["ContainerHost", "Host", "Launch", "LocalHost", "NamespaceHost", "Nam
 
 def missing_capability(kind: str) -> str | None:
     """Why this machine cannot make hosts of ``kind``, or None when it can."""
-    if kind == "local":
+    if kind == HostKind.LOCAL:
         return None
     if os.geteuid() != 0:
         return ("simulated hosts need root for network and mount namespaces, and container hosts for the LAN "
@@ -29,9 +30,9 @@ def missing_capability(kind: str) -> str | None:
     for tool, package in (("ip", "iproute2"), ("unshare", "util-linux")):
         if shutil.which(tool) is None:
             return f"`{tool}` is missing: install {package} (make setup does, as root)"
-    if kind == "container":
+    if kind == HostKind.CONTAINER:
         return None  # the engine, the image and the LAN are checked when a run starts (containers/service.py)
-    if kind == "ssh":
+    if kind == HostKind.SSH:
         if not Path(SSHD).is_file():
             return f"{SSHD} is missing: install openssh-server (make setup does, as root)"
         for tool in ("ssh", "ssh-keygen"):

@@ -44,6 +44,7 @@ from handoff import leftovers
 from handoff.containers.engine import Engine, EngineError
 from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch
 from handoff.processes import ProcessTracker
+from handoff.words import HostKind
 
 HOME_INSIDE = "/mnt/home"
 USER_INSIDE = "/mnt/user"
@@ -71,7 +72,7 @@ def software_mounts(runtime: Path) -> list[tuple[Path, Path]]:
 
 
 class ContainerHost(Host):
-    kind = "container"
+    kind = HostKind.CONTAINER
     carries_environment = False  # a container gets only the variables it is given: secrets go in the spec
     on_simulated_lan = True  # it reaches the run's services at the LAN gateway (routed from its own network)
     reaches_internet = False  # not tried: this machine has no route out to test it with

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from handoff.hosts.base import PIPES, USER_DIRS, Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
+from handoff.words import HostKind
 
 
 class LocalHost(Host):
@@ -21,7 +22,7 @@ class LocalHost(Host):
     simulated host's do: the runtimes a crash scenario kills leave their in-use markers
     there, not in the real user's ~/.cache."""
 
-    kind = "local"
+    kind = HostKind.LOCAL
     sees_run_files = True
 
     def __init__(self, name: str, zygote: Zygote | None = None):

@@ -25,6 +25,7 @@ from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch, wor
 from handoff.hosts.network import Lan
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
+from handoff.words import HostKind
 
 INSIDE = "/mnt"
 HOME_INSIDE = f"{INSIDE}/home"
@@ -76,7 +77,7 @@ mount -t sysfs sysfs /sys
 
 
 class NamespaceHost(Host):
-    kind = "namespace"
+    kind = HostKind.NAMESPACE
     on_simulated_lan = True
     reaches_internet = False
 

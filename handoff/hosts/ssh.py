@@ -26,10 +26,11 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from handoff.errors import UserError
-from handoff.inputs import network_url
 from handoff.hosts.base import PIPES, PROJECT_ROOT, Host, Launch
 from handoff.hosts.namespace import COMPILE_CACHE, HOME_INSIDE, INSIDE, NamespaceHost
+from handoff.inputs import network_url
 from handoff.processes import ProcessTracker
+from handoff.words import HostKind
 
 SSHD = "/usr/sbin/sshd"
 SSHD_START_TIMEOUT = 10.0
@@ -58,7 +59,7 @@ class SshHost(Host):
     """A real machine given with --host NAME=ssh://...: it has its own runtime and its
     own route out; the witness is reached through a reverse port forward."""
 
-    kind = "ssh"
+    kind = HostKind.SSH
     carries_environment = False  # sshd passes no environment on: secrets go in the spec
     has_own_runtime = True
 

@@ -35,20 +35,21 @@ from typing import Any, Awaitable, Callable
 import psutil
 
 from handoff.backends import explain
+from handoff.errors import UserError
 from handoff.eventlog import events_path
+from handoff.fact import Fact
+from handoff.guard.ids import secret_shape, shown
 from handoff.lab.answers import why_not_named
 from handoff.lab.calls import Calls, Creator
-from handoff.errors import UserError
-from handoff.guard.ids import secret_shape, shown
-from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
-from handoff.fact import Fact
 from handoff.processes import ProcessTracker
 from handoff.protocol import OPENAI_COMPATIBLE, Backend
 from handoff.runs.record import RunRecord
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
+from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
 from handoff.witness.launch import WitnessStartError, start_witness
 from handoff.witness.server import read_evidence
 from handoff.witness.tags import TAG_HEADERS, request_tags
+from handoff.words import Action, HostKind, TurnKind
 
 DEFAULT_HOME = PROJECT_ROOT / ".state" / "lab-home"
 LOG_DIR = "handoff-lab"  # inside the home: the SDK's log and the witness's stderr
@@ -162,7 +163,7 @@ class _Lab:
                 relay = ["--relay-to", self.backend.provider_url] if self.backend.kind == OPENAI_COMPATIBLE else []
                 witness_url = await start_witness(self.tracker, options.home / LOG_DIR / "witness.stderr",
                                                   "--evidence", str(self.evidence_path), *relay)
-            tags = request_tags(self.recorder.run_id, STEP, "local", options.fact)
+            tags = request_tags(self.recorder.run_id, STEP, HostKind.LOCAL, options.fact)
             source = model_source(self.backend, witness_url, tags)
             self.calls = Calls(self.backend, getattr(source, "base_url", None))
             self.runtime = Runtime(self.runtime_path, str(options.home), source)
@@ -191,7 +192,7 @@ class _Lab:
             else:
                 session_id = options.resume
             self.recorder.session_id = session_id
-            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume")
+            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), Action.RESUME)
             self.say(*header, f"Session id: {shown(session_id)}", "", "--- Turn 2 (resumed session) ---")
             # The calls were made before the header (a bad id prints only the error); shown here.
             self._show(*([self.calls.list()] if options.resume_most_recent else []),
@@ -210,28 +211,28 @@ class _Lab:
                          "(only resume_session does; see README, 'A finding that corrects the lab').")
             self.say("", "--- Turn 1 (new session) ---")
             self.recorder.session_id = session_id
-            session = await self._sdk("create_session", self.runtime.create(session_id), "create",
+            session = await self._sdk("create_session", self.runtime.create(session_id), Action.CREATE,
                                       shown=self.calls.create(session_id))
-            await self._turn(session, "tell", turn=1)
-            await self._sdk("close the session", self.runtime.close(session), "close", shown=self.calls.close())
+            await self._turn(session, TurnKind.TELL, turn=1)
+            await self._sdk("close the session", self.runtime.close(session), Action.CLOSE, shown=self.calls.close())
             self.say("", "Session closed.", "", "--- Turn 2 (resumed session) ---")
-            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume",
+            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), Action.RESUME,
                                       shown=self.calls.resume(session_id))
             recalled = await self._ask_and_close(session, turn=2, told_here=True)
         self.say("", "--- Session metadata ---")
-        found = await self._sdk("get_session_metadata", self.runtime.metadata(session_id), "metadata",
+        found = await self._sdk("get_session_metadata", self.runtime.metadata(session_id), Action.METADATA,
                                 lambda found: {"found": found is not None}, shown=self.calls.metadata(session_id))
         self.say("  (no metadata returned)" if found is None else f"  id={shown(session_id)} metadata retrieved")
         if options.third_turn:
             self.say("", "--- Turn 3 (resumed again, after metadata) ---")
-            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), "resume",
+            session = await self._sdk(f"resume {shown(session_id)}", self.runtime.resume(session_id), Action.RESUME,
                                       shown=self.calls.resume(session_id))
             told_here = not (options.resume or options.resume_most_recent)
             recalled = await self._ask_and_close(session, turn=3, told_here=told_here) and recalled
         return 0 if recalled else 1
 
     async def _most_recent(self) -> tuple[str, int]:
-        stored = await self._sdk("list_sessions", self.runtime.list(), "list",
+        stored = await self._sdk("list_sessions", self.runtime.list(), Action.LIST,
                                  lambda stored: {"listed": tuple(s.session_id for s in stored)})
         if not stored:
             raise UserError(f"no stored sessions in {self.options.home} to resume: "
@@ -239,17 +240,17 @@ class _Lab:
         return max(stored, key=lambda s: s.modified).session_id, len(stored)
 
     async def _ask_and_close(self, session: Any, turn: int, told_here: bool) -> bool:
-        answer = await self._turn(session, "ask", turn)
-        await self._sdk("close the session", self.runtime.close(session), "close", shown=self.calls.close())
+        answer = await self._turn(session, TurnKind.ASK, turn)
+        await self._sdk("close the session", self.runtime.close(session), Action.CLOSE, shown=self.calls.close())
         if self.options.fact.is_in(answer):
             return True
         log = events_path(self.options.home, self.recorder.session_id)
         self.warn(why_not_named(turn, answer, self.options.fact, log.read_bytes() if log.is_file() else None, told_here))
         return False
 
-    async def _turn(self, session: Any, kind: str, turn: int) -> str | None:
+    async def _turn(self, session: Any, kind: TurnKind, turn: int) -> str | None:
         fact = self.options.fact
-        prompt = fact.remember_prompt if kind == "tell" else fact.question_prompt
+        prompt = fact.remember_prompt if kind == TurnKind.TELL else fact.question_prompt
         self.say(f"You: {prompt}")
         headers = {TAG_HEADERS["turn"]: str(self.recorder.next_turn())} if self.backend.seen_on_the_wire else {}
         started = time.monotonic()

@@ -18,6 +18,7 @@ from typing import Iterable
 from handoff.guard.ids import shown
 from handoff.protocol import COPILOT, Backend
 from handoff.runs.record import RunRecord
+from handoff.words import Action, Command
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,11 @@ def created_by(session_id: str, records: Iterable[RunRecord]) -> Creator | None:
     """The newest stored lab run whose process created ``session_id`` (as its record shows
     the id: one that looks like a secret is never stored, so it is never found)."""
     for record in records:
-        if record.command != "lab":
+        if record.command != Command.LAB:
             continue
         for scenario in record.scenarios:
             for step in scenario.steps:
                 view = step.view()
-                if view.ready and any(a.action == "create" and a.session_id == session_id for a in view.actions):
+                if view.ready and any(a.action == Action.CREATE and a.session_id == session_id for a in view.actions):
                     return Creator(record.id, view.ready.pid, view.ready.hostname)
     return None

@@ -37,6 +37,7 @@ from handoff.runs.record import (
 )
 from handoff.scenario import Scenario, Step
 from handoff.witness.server import Evidence
+from handoff.words import Action, Command, HomeKind, HostKind, StoreKind, TurnKind, Verdict
 from handoff.worker.sdk import SDK_VERSION
 
 STEP = "lab"
@@ -80,7 +81,7 @@ class Recorder:
         """The number of the turn about to be sent (the step's turns count from 1)."""
         return self.turns + 1
 
-    def turn(self, kind: str, prompt: str, answer: str | None, ms: int) -> None:
+    def turn(self, kind: TurnKind, prompt: str, answer: str | None, ms: int) -> None:
         self.turns += 1
         self.actions.append(kind)
         self._emit(Turn(t=time.time(), turn=self.turns, kind=kind, session_id=self._shown_id, prompt=prompt,
@@ -101,14 +102,14 @@ class Recorder:
         self._emit(Finished(t=time.time(), ok=ok))
 
     def record(self, evidence: list[Evidence]) -> RunRecord:
-        asks = "ask" in self.actions
-        step = Step(STEP, tuple(self.actions), expect="kept" if asks else None)
+        asks = Action.ASK in self.actions
+        step = Step(STEP, tuple(self.actions), expect=Verdict.KEPT if asks else None)
         scenario = Scenario("lab", "Lab 05: sessions (handoff lab)", PROVES["resume" if self.resuming else "full"],
                             DOES_NOT_PROVE, (step,))
-        step_record = StepRecord(STEP, "local", "shared", "home", self._shown_id, lines=self.lines, exit_code=0,
-                                 started_at=self.started, ended_at=time.time())
+        step_record = StepRecord(STEP, HostKind.LOCAL, HomeKind.SHARED, StoreKind.HOME, self._shown_id,
+                                 lines=self.lines, exit_code=0, started_at=self.started, ended_at=time.time())
         mine = [e for e in evidence if e.scenario == self.run_id]
         scenario_record = ScenarioRecord("lab", scenario, [step_record], mine, seconds=time.time() - self.started)
         options = RunOptions(self.fact.value, self.fact.topic, 1, self.backend)
-        return RunRecord(self.run_id, "lab", self.started, time.time(), this_machine(self.runtime_version), options,
-                         [scenario_record])
+        return RunRecord(self.run_id, Command.LAB, self.started, time.time(), this_machine(self.runtime_version),
+                         options, [scenario_record])

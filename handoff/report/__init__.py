@@ -14,7 +14,7 @@ from handoff.guard.ids import redacted
 from handoff.report import cells, skew_grid, terminal
 from handoff.report.redact import for_display
 from handoff.runs.record import RunRecord
-from handoff.skew import COMMAND as SKEW
+from handoff.words import Command, StoreKind
 
 FORMATS = ("table", "markdown", "json", "html")
 
@@ -69,7 +69,7 @@ def as_json(record: RunRecord, judgement: RunJudgement) -> bytes:
 
 def rendered(record: RunRecord, judgement: RunJudgement, form: str, wide: bool = False) -> str:
     record, judgement = for_display(record, judgement)
-    if record.command == SKEW and form in ("table", "markdown"):  # a version grid reads as a grid
+    if record.command == Command.SKEW and form in ("table", "markdown"):  # a version grid reads as a grid
         return skew_grid.markdown(record, judgement) if form == "markdown" else skew_grid.render(record, judgement)
     if form == "markdown":
         return markdown(record, judgement, wide)
@@ -127,7 +127,7 @@ def run_sessions_table(sessions: list) -> str:
     """The sessions a stored run's steps used (handoff/runs/sessions.py), by scenario."""
     headers = ["scenario", "id", "steps", "kept in", "began", "turns", "closed", "first prompt"]
     body = [[s.scenario, redacted(s.session_id), f"{', '.join(s.steps)} ({', '.join(s.hosts)})",
-             f"home ({', '.join(s.homes)})" if s.store == "home" else s.store, _at(s.started_at), s.turns,
+             f"home ({', '.join(s.homes)})" if s.store == StoreKind.HOME else s.store, _at(s.started_at), s.turns,
              cells.yes_no(s.closed), cells.short(s.summary, 40)]
             for s in sessions]
     return tabulate(body, headers=headers)

@@ -7,6 +7,7 @@ table, the Markdown and a diff of two runs all use these.
 from __future__ import annotations
 
 from handoff.checker.verdicts import Recovery, StepFacts, TurnJudgement
+from handoff.words import Action, HomeKind, NoTurn, StoreKind
 
 DASH = "—"
 
@@ -28,7 +29,7 @@ def turn_number(judged: TurnJudgement) -> str:
 
 
 def turn(judged: TurnJudgement) -> str:
-    if judged.kind == "scenario":
+    if judged.kind == NoTurn.SCENARIO:
         return f"{DASH} {DASH}"
     return f"{turn_number(judged)} {judged.kind}"
 
@@ -57,10 +58,10 @@ def ran_in(step: StepFacts | None) -> str:
 def store(step: StepFacts | None) -> str:
     if step is None:
         return DASH
-    if step.store != "home":
+    if step.store != StoreKind.HOME:
         return step.store
-    words = {"shared": "shared", "own": f"own ({step.step})", "copied": f"copy ({step.step})",
-             "anonymous": f"anonymous ({step.step})", "restarted": "restarted"}
+    words = {HomeKind.SHARED: "shared", HomeKind.OWN: f"own ({step.step})", HomeKind.COPIED: f"copy ({step.step})",
+             HomeKind.ANONYMOUS: f"anonymous ({step.step})", HomeKind.RESTARTED: "restarted"}
     return words.get(step.home, step.home)
 
 
@@ -69,7 +70,7 @@ def closed_before_resume(judged: TurnJudgement) -> str:
 
 
 def answer(judged: TurnJudgement) -> str:
-    if judged.kind == "step":
+    if judged.kind == NoTurn.STEP:
         return killed(judged.step) or DASH
     return short(judged.answer)
 
@@ -82,12 +83,12 @@ def killed(step: StepFacts | None) -> str | None:
 
 
 def fact_reached_model(judged: TurnJudgement) -> str:
-    return DASH if judged.kind in ("step", "scenario") else judged.fact_reached_model.value
+    return DASH if judged.kind in tuple(NoTurn) else judged.fact_reached_model.value
 
 
 def event_log(judged: TurnJudgement) -> str:
     """The step's event log, discovery results and failed actions, in a few words."""
-    if judged.kind == "scenario":
+    if judged.kind == NoTurn.SCENARIO:
         return f"{judged.verdict.value}: {judged.reason}" if judged.verdict else DASH
     step = judged.step
     parts = []
@@ -112,13 +113,13 @@ def event_log(judged: TurnJudgement) -> str:
     elif log:
         parts.append("no event log for this id")
     for action in step.actions:
-        if action.action == "metadata":
+        if action.action == Action.METADATA:
             parts.append("metadata: found" if action.found else "metadata: None")
-        elif action.action in ("list", "resume-most-recent"):
+        elif action.action in (Action.LIST, Action.RESUME_MOST_RECENT):
             parts.append(f"listed {len(action.listed or ())}")
-        elif action.action == "discover":
+        elif action.action == Action.DISCOVER:
             parts.append(f"registry lists {len(action.registered or ())}")
-    if log and log.last_reply and any(f.action == "ask" for f in step.failures):
+    if log and log.last_reply and any(f.action == Action.ASK for f in step.failures):
         parts.append("the log holds a reply the app never got")
     for failure in step.failures:
         parts.append(f"{failure.action} failed")

@@ -18,7 +18,6 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
 from handoff.fact import Fact
-from handoff.protocol import turns_in
 from handoff.report import cells, summary, terminal
 from handoff.report.diagram import Diagram, layout
 from handoff.report.ladder import SYMBOLS, grouped, ladder
@@ -27,6 +26,7 @@ from handoff.report.redact import for_display
 from handoff.report.sequence import sequence
 from handoff.runs.record import RunRecord, ScenarioRecord, StepRecord
 from handoff.witness.server import Evidence
+from handoff.words import Command, TurnKind, turns_in
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def _questions(record: ScenarioRecord, judged: ScenarioJudgement, fact: Fact) ->
     steps = {step.step: step for step in record.steps}
     questions = []
     for turn in judged.turns:
-        if turn.kind != "ask" or turn.step is None:
+        if turn.kind != TurnKind.ASK or turn.step is None:
             continue
         step = steps[turn.step.step]
         local = None if turn.turn is None else turn.turn - first_turn[step.step] + 1
@@ -119,7 +119,7 @@ def _questions(record: ScenarioRecord, judged: ScenarioJudgement, fact: Fact) ->
 def scenario_views(record: RunRecord, judgement: RunJudgement) -> list[tuple[str, list[ScenarioView]]]:
     """Each scenario's section, grouped by what it tests, in the ladder's order."""
     fact = Fact(record.options.fact, record.options.topic)
-    coordinated = record.command != "lab"
+    coordinated = record.command != Command.LAB
     records = {s.name: s for s in record.scenarios}
     groups = []
     for condition, rungs in grouped(judgement, {s.name: s.scenario for s in record.scenarios}):
@@ -155,7 +155,7 @@ def page(record: RunRecord, judgement: RunJudgement) -> str:
 
 def _proved(record: RunRecord, judgement: RunJudgement) -> tuple[str, list[summary.Line]] | None:
     """The one-screen answer (report/summary.py), as the terminal prints it above its table."""
-    if record.command != "run" or len(judgement.scenarios) < 2:
+    if record.command != Command.RUN or len(judgement.scenarios) < 2:
         return None
     found = summary.lines(judgement, {s.name: s.scenario for s in record.scenarios})
     return summary.headline(judgement, found), found

@@ -14,10 +14,12 @@ from handoff.report import summary, terminal
 from handoff.report.diagram import WIDTH, Line, text_px, text_width, wrap
 from handoff.report.outcomes import Standing, judged_turns, standing
 from handoff.scenario import Scenario
+from handoff.words import Verdict
 
 # A symbol beside each word, so that a verdict never rests on colour alone.
-SYMBOLS = {"kept": "✓", "lost": "✗", "refused": "⊘", "unknown": "?", "no-provider": "∅", "undelivered": "↯",
-           "failed-loudly": "⚠", "lost-silently": "⊖", "skipped": "–", "crashed": "!"}
+SYMBOLS = {Verdict.KEPT: "✓", Verdict.LOST: "✗", Verdict.REFUSED: "⊘", Verdict.UNKNOWN: "?", Verdict.NO_PROVIDER: "∅",
+           Verdict.UNDELIVERED: "↯", Verdict.FAILED_LOUDLY: "⚠", Verdict.LOST_SILENTLY: "⊖", Verdict.SKIPPED: "–",
+           Verdict.CRASHED: "!"}
 TOP = 8
 GROUP = 32  # a condition's heading
 LINE = 13  # a line of what a rung proves (11 px)
@@ -110,7 +112,7 @@ def ladder(judgement: RunJudgement, scenarios: dict[str, Scenario] | None = None
         for judged in rungs:
             x, chips = names_end, []
             for turn in judged_turns(judged):
-                verdict = turn.verdict.value if turn.verdict else "unknown"
+                verdict = turn.verdict.value if turn.verdict else Verdict.UNKNOWN.value
                 text = f"{SYMBOLS.get(verdict, '?')} {verdict}"
                 chip = round(text_px(text) + 2 * CHIP_PADDING, 1)
                 where = f"turn {turn.turn if turn.turn is not None else '—'} ({turn.step.step})" if turn.step else \

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement, Verdict
+from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
 from handoff.report import cells
+from handoff.words import NoTurn, TurnKind, Verdict
 
 
 class Standing(StrEnum):
@@ -21,7 +22,8 @@ def judged_turns(scenario: ScenarioJudgement) -> list[TurnJudgement]:
     """The turns a verdict was given to: every ask, a tell that failed loudly or was lost
     silently, and a scenario that was skipped or crashed."""
     return [turn for turn in scenario.turns
-            if turn.kind in ("ask", "scenario") or (turn.kind == "tell" and turn.verdict is not None)]
+            if turn.kind in (TurnKind.ASK, NoTurn.SCENARIO)
+            or (turn.kind == TurnKind.TELL and turn.verdict is not None)]
 
 
 def standing(scenario: ScenarioJudgement) -> Standing:

@@ -34,8 +34,9 @@ from handoff.protocol import (
     Turn,
 )
 from handoff.runs.record import FaultRecord, ScenarioRecord, StepEvents, StepRecord
-from handoff.scenario import CONTAINER, Scenario, Step
+from handoff.scenario import Scenario, Step
 from handoff.witness.server import Evidence
+from handoff.words import RESUMING_ACTIONS, Action, FaultPoint, HomeKind, HostKind, StepSession, StoreKind
 
 COORDINATOR = "coordinator"
 MODEL = "model"
@@ -104,9 +105,9 @@ def acting_as(spec: Step, scenario: Scenario) -> str:
 
 
 def store_key(step: StepRecord, record: ScenarioRecord) -> str:
-    if step.store != "home":
+    if step.store != StoreKind.HOME:
         return f"store:{step.store}"
-    if step.home == "restarted":  # a restarted container keeps its home: the one of the host's step before
+    if step.home == HomeKind.RESTARTED:  # a restarted container keeps its home: the one of the host's step before
         earlier = None
         for other in record.steps:
             if other is step:
@@ -115,28 +116,28 @@ def store_key(step: StepRecord, record: ScenarioRecord) -> str:
                 earlier = other
         if earlier is not None:
             return store_key(earlier, record)
-    return "store:shared" if step.home == "shared" else f"store:{step.home}:{step.step}"
+    return "store:shared" if step.home == HomeKind.SHARED else f"store:{step.home}:{step.step}"
 
 
 def on_container(step: StepRecord, record: ScenarioRecord) -> bool:
-    return record.scenario.hosts.get(step.host) == CONTAINER
+    return record.scenario.hosts.get(step.host) == HostKind.CONTAINER
 
 
 def _store(step: StepRecord, record: ScenarioRecord) -> Participant:
     key = store_key(step, record)
-    if step.store != "home":
-        name = {"postgres": "PostgreSQL", "sqlite": "SQLite"}.get(step.store, step.store)
+    if step.store != StoreKind.HOME:
+        name = {StoreKind.POSTGRES: "PostgreSQL", StoreKind.SQLITE: "SQLite"}.get(step.store, step.store)
         return Participant(key, "store", name, ("SessionFs store", "every step's session files"))
     if on_container(step, record):  # the home is a volume of the container engine
-        if step.home == "shared":
+        if step.home == HomeKind.SHARED:
             return Participant(key, "store", "shared volume", ("one named volume", "every step mounts"))
-        if step.home == "anonymous":
+        if step.home == HomeKind.ANONYMOUS:
             return Participant(key, "store", f"{step.step}'s anonymous volume", ("lives with its container",
                                                                                  "empty when it started"))
         return Participant(key, "store", f"{step.step}'s own volume", ("a new named volume", "empty when it started"))
-    if step.home == "shared":
+    if step.home == HomeKind.SHARED:
         return Participant(key, "store", "shared home", ("one COPILOT_HOME", "for every step"))
-    if step.home == "copied":
+    if step.home == HomeKind.COPIED:
         return Participant(key, "store", f"{step.step}'s home", ("own home, the session's", "folder copied in"))
     return Participant(key, "store", f"{step.step}'s own home", ("empty when it started",))
 
@@ -190,17 +191,19 @@ class _StepMessages:
 
     def messages(self, given_id: str | None, first: bool) -> list[Message]:
         for fault in self.step.faults:
-            if fault.point == "before-step":
+            if fault.point == FaultPoint.BEFORE_STEP:
                 self._fault(fault)
         if self.boss != self.worker:
-            # "unknown": the coordinator makes a new random id for the step (no session has it yet)
-            how = {"unknown": "a new random id", "scenario": "the scenario's own id"}.get(self.spec.session)
+            # UNKNOWN: the coordinator makes a new random id for the step (no session has it yet)
+            how = {StepSession.UNKNOWN: "a new random id", StepSession.SCENARIO: "the scenario's own id"}.get(
+                self.spec.session)
             how = how or ("id" if first else "id passed along")
             start = "restart its container" if self.spec.restart else "start"
             self.say(COORDINATOR, self.worker, f"{start}; {how}: {shown_id(given_id)}", "id")
         if self.view.ready:
             self.say(self.worker, self.runtime, f"start its runtime ({self.view.ready.runtime_start_ms} ms)", "call")
-        later_faults = sorted((f for f in self.step.faults if f.point != "before-step"), key=lambda f: f.injected_at)
+        later_faults = sorted((f for f in self.step.faults if f.point != FaultPoint.BEFORE_STEP),
+                              key=lambda f: f.injected_at)
         for event in self.view.events:
             while self.unreported and self.unreported[0].at < event.t:
                 self._request(self.unreported.pop(0), unreported=True)
@@ -215,7 +218,7 @@ class _StepMessages:
         return self.out
 
     def _fault(self, fault: FaultRecord) -> None:
-        target = self.store if fault.point == "before-step" else self.worker
+        target = self.store if fault.point == FaultPoint.BEFORE_STEP else self.worker
         what = f"{fault.kind}: {fault.detail}" if fault.detail else f"{fault.kind} at {fault.point}"
         self.say(COORDINATOR if self.boss != self.worker else target, target, f"fault — {what}", "fault")
 
@@ -245,27 +248,27 @@ class _StepMessages:
     def _action(self, done: ActionDone) -> None:
         w, r, s = self.worker, self.runtime, self.store
         action = done.action
-        if action in ("mint", "mint-for-key"):
+        if action in (Action.MINT, Action.MINT_FOR_KEY):
             self.say(w, w, f"the app mints an id for {self.spec.principal}: {shown_id(done.session_id)}", "note")
-        elif action in ("create", "create-without-id"):
-            given = f"session_id={shown_id(done.session_id)}" if action == "create" else "no id"
+        elif action in (Action.CREATE, Action.CREATE_WITHOUT_ID):
+            given = f"session_id={shown_id(done.session_id)}" if action == Action.CREATE else "no id"
             self.say(w, r, f"create_session({given})", "call")
             self.say(r, s, "session.start written" + (" (reused)" if done.reused else ""), "write")
-        elif action in ("resume", "resume-most-recent"):
-            if action == "resume-most-recent":
+        elif action in RESUMING_ACTIONS:
+            if action == Action.RESUME_MOST_RECENT:
                 self.say(w, r, f"list_sessions() → {len(done.listed or ())}; resume the newest", "call")
             self.say(w, r, f"resume_session({shown_id(done.session_id)})", "call")
             self.say(s, r, self._loaded(done), "load")
-        elif action == "close":
+        elif action == Action.CLOSE:
             self.say(w, r, "disconnect() — the close", "call")
             self.say(r, s, "session.shutdown written", "write")
-        elif action == "metadata":
+        elif action == Action.METADATA:
             self.say(w, r, f"get_session_metadata({shown_id(done.session_id)})", "call")
             self.say(r, w, "→ metadata" if done.found else "→ None", "reply")
-        elif action == "list":
+        elif action == Action.LIST:
             self.say(w, r, "list_sessions()", "call")
             self.say(r, w, f"→ {len(done.listed or ())} session(s)", "reply")
-        elif action == "discover":
+        elif action == Action.DISCOVER:
             self.say(w, s, f"registry: newest of {len(done.registered or ())} session(s)", "call")
         else:
             self.say(w, r, action, "call")
@@ -273,7 +276,7 @@ class _StepMessages:
     def _loaded(self, done: ActionDone) -> str:
         """The event count is known for the step's last resume only (the log's summary at its end)."""
         log = self.view.eventlog
-        resumes = [a for a in self.view.actions if a.action in ("resume", "resume-most-recent")]
+        resumes = [a for a in self.view.actions if a.action in RESUMING_ACTIONS]
         if log and log.resume_event_count is not None and resumes and resumes[-1] is done:
             in_use = " (alreadyInUse)" if log.already_in_use else ""
             return f"loaded {log.resume_event_count} events{in_use}"

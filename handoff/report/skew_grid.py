@@ -19,6 +19,7 @@ from handoff.report.outcomes import what_went_wrong
 from handoff.runs.record import RunRecord
 from handoff.skew import Pair, pairs_of
 from handoff.versions import key
+from handoff.words import NoTurn, TurnKind
 
 LEGEND = ("Rows: the runtime/SDK that created the session, told the fact and closed it; columns: the runtime/SDK of "
           "a new process that resumed it from the same home and asked. Where the column's runtime is newer than the "
@@ -35,7 +36,7 @@ class Cell:
 
     @property
     def question(self) -> TurnJudgement | None:
-        return next((t for t in self.judged.turns if t.kind in ("ask", "scenario")), None)
+        return next((t for t in self.judged.turns if t.kind in (TurnKind.ASK, NoTurn.SCENARIO)), None)
 
     def text(self) -> str:
         turn = self.question

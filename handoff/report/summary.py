@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, Verdict
+from handoff.checker.verdicts import RunJudgement, ScenarioJudgement
 from handoff.report.outcomes import Standing, judged_turns, standing
-from handoff.scenario import CONTAINER, LOCAL, Scenario
+from handoff.scenario import Scenario
+from handoff.words import HostKind, StoreKind, TurnKind, Verdict
 
 NOT_KEPT = "not kept where it should not be"  # lost, refused or failed, as the scenario file expects
 # (condition, what a rung that kept the fact shows there, what one that did not shows)
@@ -43,12 +44,12 @@ def condition(scenario: Scenario) -> str:
         return "compatible runtime"
     if any(step.guarded or step.principal != "alice" for step in steps):
         return "authorization"
-    kinds = {scenario.hosts.get(step.host, LOCAL) for step in steps}
-    if CONTAINER in kinds:
+    kinds = {scenario.hosts.get(step.host, HostKind.LOCAL) for step in steps}
+    if HostKind.CONTAINER in kinds:
         return "new container"
-    if kinds - {LOCAL, CONTAINER}:
+    if kinds - {HostKind.LOCAL, HostKind.CONTAINER}:
         return "new machine"
-    if scenario.store != "home":
+    if scenario.store != StoreKind.HOME:
         return "database store"
     return "same process" if len(steps) == 1 else "new process"
 
@@ -125,7 +126,7 @@ def headline(judgement: RunJudgement, found: list[Line]) -> str:
 def lab_sentence(judgement: RunJudgement, second_process: bool) -> str:
     """What one `handoff lab` run proved, and what it leaves to the ladder (the lab's own
     warning: one run in one process proves resume-after-close only)."""
-    asked = [turn for turn in judgement.turns if turn.kind == "ask"]
+    asked = [turn for turn in judgement.turns if turn.kind == TurnKind.ASK]
     where = "in a second process, from the same home" if second_process else "after close, in the same process"
     if asked and all(turn.verdict == Verdict.KEPT for turn in asked):
         said = f"This lab run proved that a session resumes by id {where}: the answer named the fact, and the model " \

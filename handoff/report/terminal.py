@@ -27,6 +27,7 @@ from handoff.report import summary as conditions
 from handoff.report.outcomes import Standing, contradictions, judged_turns, standing, what_went_wrong
 from handoff.report.redact import for_display
 from handoff.runs.record import RunRecord
+from handoff.words import Command, NoTurn, TurnKind
 
 WIDTH = 100  # the default output fits a terminal this wide
 
@@ -42,10 +43,10 @@ WIDE_WIDTHS = [None, None, 16, 10, None, 24, None, 26, None, 8, 10, None]
 
 # --- the plan, printed before the run starts ------------------------------------------------
 
-def plan(fact: Fact, scenarios: int, jobs: int, backend: Backend, command: str = "run") -> str:
+def plan(fact: Fact, scenarios: int, jobs: int, backend: Backend, command: Command = Command.RUN) -> str:
     """The fact and the plan: what `handoff run` says before it starts anything."""
     lines = [f"Fact to remember: '{fact.value}' (the favourite {fact.topic})"]
-    if command == "lab":
+    if command == Command.LAB:
         doing = "Plan: Lab 05's transcript in one process (`handoff lab`), its SDK calls on the real runtime."
     else:
         doing = (f"Plan: {cells.plural(scenarios, 'scenario')}, {min(jobs, scenarios) or 1} at a time; every step is a "
@@ -77,14 +78,14 @@ def learner_rows(judgement: RunJudgement, machine: str) -> list[list[str]]:
         told: TurnJudgement | None = None
         first = True
         for turn in scenario.turns:
-            if turn.kind == "tell":
+            if turn.kind == TurnKind.TELL:
                 told = turn
                 if turn.verdict is not None:  # failed loudly, or lost silently: a row of its own
                     rows.append([scenario.name if first else "", cells.where(turn.step, machine), cells.DASH,
                                  cells.fact_reached_model(turn), cells.verdict(turn), cells.match(turn)])
                     first = False
                 continue
-            if turn.kind not in ("ask", "scenario"):
+            if turn.kind not in (TurnKind.ASK, NoTurn.SCENARIO):
                 continue
             rows.append([scenario.name if first else "",
                          cells.where(told.step, machine) if told else cells.DASH, cells.where(turn.step, machine),
@@ -119,7 +120,7 @@ def _shows_step_values(turn: TurnJudgement, scenario: ScenarioJudgement) -> bool
     if turn.step is None:
         return True
     mine = [t for t in scenario.turns if t.step is turn.step]
-    asks = [t for t in mine if t.kind == "ask"]
+    asks = [t for t in mine if t.kind == TurnKind.ASK]
     return turn is (asks[-1] if asks else mine[-1])
 
 
@@ -199,7 +200,7 @@ def explained(scenario: ScenarioJudgement) -> list[str]:
     if scenario.crashed:
         lines.append(_wrapped(f"crashed: {scenario.crashed}"))
     for turn in scenario.turns:
-        if turn.kind == "ask" or (turn.kind == "tell" and turn.verdict is not None):
+        if turn.kind == TurnKind.ASK or (turn.kind == TurnKind.TELL and turn.verdict is not None):
             timed = f" (rested on a time-out: {turn.timed})" if turn.timed else ""
             lines.append(_wrapped(f"turn {cells.turn_number(turn)} ({turn.step.step}): {turn.verdict.value} — "
                                   f"{turn.reason}{timed}"))
@@ -238,7 +239,7 @@ def what_was_proved(record: RunRecord, judgement: RunJudgement) -> str:
     """The one-screen answer above the table (report/summary.py): per condition of the
     lab, what this run's rungs showed. Nothing for a run of one rung (the lab's own)."""
     found = conditions.lines(judgement, {s.name: s.scenario for s in record.scenarios})
-    if record.command != "run" or len(judgement.scenarios) < 2:
+    if record.command != Command.RUN or len(judgement.scenarios) < 2:
         return ""
     width = max(len(line.condition) for line in found) + 2
     rows = [textwrap.fill(line.text(), WIDTH, initial_indent="  " + line.condition.ljust(width),

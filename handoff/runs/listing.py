@@ -10,6 +10,7 @@ from tabulate import tabulate
 from handoff.checker.checks import judge
 from handoff.errors import UserError
 from handoff.runs.store import RUNS_DIR, load, run_ids
+from handoff.words import Command
 
 
 def runs_table(limit: int, root: Path = RUNS_DIR) -> str:
@@ -36,7 +37,7 @@ def runs_table(limit: int, root: Path = RUNS_DIR) -> str:
 def _what_ran(record) -> str:
     """The scenarios; for a lab run, which session it made and the fact it told, so one
     lab run can be told from the next."""
-    if record.command == "lab":
+    if record.command == Command.LAB:
         ids = [step.session_id for s in record.scenarios for step in s.steps if step.session_id]
         return f"session {ids[0] if ids else '?'}, fact {record.options.fact!r}"
     names = [s.name for s in record.scenarios]

@@ -38,13 +38,14 @@ from handoff.protocol import (
 from handoff.runtime_locator import PINNED_RUNTIME
 from handoff.scenario import Scenario
 from handoff.witness.server import Evidence
+from handoff.words import FaultKind
 
 
 class FaultRecord(msgspec.Struct, frozen=True):
     """One fault the step driver injected, and when; ``healed_at`` for faults that heal."""
 
-    kind: str
-    point: str
+    kind: str  # a FaultKind
+    point: str  # a FaultPoint
     injected_at: float
     healed_at: float | None = None
     detail: str = ""
@@ -53,8 +54,8 @@ class FaultRecord(msgspec.Struct, frozen=True):
 class StepRecord(msgspec.Struct):
     step: str
     host: str
-    home: str  # "shared", "own", "copied", "anonymous" (a container's volume), "restarted" (the container's as before)
-    store: str  # "home", "sqlite" or "postgres"
+    home: str  # a HomeKind
+    store: str  # a StoreKind
     session_id: str | None  # the id the step was given
     lines: list[str] = []  # the worker's stdout, line by line, as it wrote it
     exit_code: int | None = None
@@ -118,7 +119,7 @@ class StepEvents:
 
     @property
     def killed_on_purpose(self) -> bool:
-        return any(fault.kind == "kill" for fault in self.record.faults)
+        return any(fault.kind == FaultKind.KILL for fault in self.record.faults)
 
     @property
     def reported_session_id(self) -> str | None:
@@ -160,7 +161,7 @@ class RunOptions(msgspec.Struct, frozen=True):
 
 class RunRecord(msgspec.Struct):
     id: str
-    command: str  # "run", "lab" or "skew" (a version grid: handoff/skew/)
+    command: str  # a Command
     started_at: float
     finished_at: float
     versions: Versions

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from handoff.protocol import OPENING_ACTIONS, ActionDone, Ready, Turn
+from handoff.protocol import ActionDone, Ready, Turn
 from handoff.runs.record import RunRecord, StepEvents
 from handoff.stores.homes import is_home
+from handoff.words import OPENING_ACTIONS, Action, HostKind
 
 
 @dataclass(frozen=True)
@@ -24,8 +25,8 @@ class RunSession:
     session_id: str
     steps: tuple[str, ...]  # the steps that used it, in order
     hosts: tuple[str, ...]  # the hosts they ran on, each once, in order
-    store: str  # "home", "sqlite" or "postgres"
-    homes: tuple[str, ...]  # the home kinds its steps had ("shared", "own", "copied", …)
+    store: str  # a StoreKind
+    homes: tuple[str, ...]  # the HomeKinds its steps had
     started_at: float  # the first of its steps began
     ended_at: float  # the last of them ended
     turns: int  # the prompts sent in it (turn events)
@@ -55,7 +56,7 @@ def run_sessions(record: RunRecord, owner: str | None = None) -> list[RunSession
 
 def _session(scenario: str, session_id: str, views: list[StepEvents]) -> RunSession:
     turns = [turn for view in views for turn in view.turns if turn.session_id in (session_id, None)]
-    homes = [ready.home for view in views if view.record.host == "local"
+    homes = [ready.home for view in views if view.record.host == HostKind.LOCAL
              for ready in view.of(Ready) if ready.home]
     return RunSession(
         scenario=scenario,
@@ -80,7 +81,7 @@ def _closed(view: StepEvents) -> bool:
     used = [i for i, event in enumerate(view.events)
             if isinstance(event, Turn) or (isinstance(event, ActionDone) and event.action in OPENING_ACTIONS)]
     after = view.events[used[-1] + 1:] if used else view.events
-    return any(isinstance(event, ActionDone) and event.action == "close" for event in after)
+    return any(isinstance(event, ActionDone) and event.action == Action.CLOSE for event in after)
 
 
 def _once(items) -> tuple[str, ...]:

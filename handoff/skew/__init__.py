@@ -24,7 +24,6 @@ from handoff.skew.expected import load as load_rules
 from handoff.skew.expected import load_tell_rules
 
 CELL_FILE = SCENARIO_DIR / "skew" / "cell.toml"
-COMMAND = "skew"  # the command a stored skew run is recorded under
 
 
 def chosen_versions(runtimes: list[str], sdks: list[str]) -> tuple[list[str], list[str]]:
@@ -90,4 +89,4 @@ def pairs_of(scenario: Scenario) -> tuple[Pair, Pair]:
             Pair(second.runtime or versions.DEFAULT_RUNTIME, second.sdk or versions.DEFAULT_SDK))
 
 
-__all__ = ["COMMAND", "Pair", "cell_name", "chosen_versions", "pairs", "pairs_of", "plan"]
+__all__ = ["Pair", "cell_name", "chosen_versions", "pairs", "pairs_of", "plan"]

@@ -12,10 +12,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from handoff.checker.verdicts import EXPECTABLE, TELL_EXPECTABLE
 from handoff.errors import UserError
 from handoff.scenario import SCENARIO_DIR
 from handoff.versions import well_formed
+from handoff.words import EXPECTABLE, TELL_EXPECTABLE
 
 EXPECTED_FILE = SCENARIO_DIR / "skew" / "expected.toml"
 SIDES = ("created_runtime", "created_sdk", "resumed_runtime", "resumed_sdk")

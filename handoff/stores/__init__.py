@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from handoff.confined import inside
+from handoff.words import HomeKind
 
 
 def session_state(home: Path, session_id: str) -> Path:
@@ -21,8 +22,8 @@ def session_state(home: Path, session_id: str) -> Path:
 
 
 def prepare_home(workdir: Path, step: str, kind: str, previous: Path | None, session_id: str) -> Path:
-    home = inside(workdir, "home-shared" if kind == "shared" else f"home-{step}")
+    home = inside(workdir, "home-shared" if kind == HomeKind.SHARED else f"home-{step}")
     home.mkdir(exist_ok=True)
-    if kind == "copied" and previous is not None and session_state(previous, session_id).is_dir():
+    if kind == HomeKind.COPIED and previous is not None and session_state(previous, session_id).is_dir():
         shutil.copytree(session_state(previous, session_id), session_state(home, session_id))
     return home

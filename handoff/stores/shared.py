@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from handoff.registry import RegisteredSession, Registry
 from handoff.stores.database import Database, PostgresDatabase, connect, sqlite_url
+from handoff.words import StoreKind
 
 SCHEMA_PREFIX = "handoff_"
 
@@ -47,16 +48,16 @@ class RunDatabases:
 
     def url(self, scenario: str, store: str, on_simulated_host: bool) -> str | None:
         """The store URL for a worker of ``scenario``; None for the home directory."""
-        if store == "home":
+        if store == StoreKind.HOME:
             return None
-        if store == "sqlite":
+        if store == StoreKind.SQLITE:
             return sqlite_url(self.run_dir / scenario / "store.db")
         schema = schema_name(self.tag, scenario)
         host = self.lan_address if (on_simulated_host and self.owned) else None
         return _with(self.postgres_url, host, options=f"-c search_path={schema}")
 
     def prepare(self, scenario: str, store: str) -> None:
-        if store != "postgres":
+        if store != StoreKind.POSTGRES:
             return
         database = connect(self.postgres_url)
         try:

@@ -20,6 +20,7 @@ import traceback
 
 from handoff.protocol import ActionFailed, Cpu, Finished, WorkerSpec, encode
 from handoff.worker import lifeline
+from handoff.words import WorkerStage
 
 
 def _event_writer():
@@ -61,7 +62,8 @@ def main() -> int:
     try:
         spec = WorkerSpec.from_json(_spec_line())
     except Exception as error:
-        emit(ActionFailed(t=time.time(), action="read-spec", message=f"cannot read the worker spec from stdin: {error}"))
+        emit(ActionFailed(t=time.time(), action=WorkerStage.READ_SPEC,
+                          message=f"cannot read the worker spec from stdin: {error}"))
         return 0
     try:
         from handoff.worker.interpreter import Interpreter  # the SDK loads here

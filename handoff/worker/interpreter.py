@@ -23,16 +23,12 @@ from handoff.eventlog import report
 from handoff.fact import Fact
 from handoff.guard.gate import Refused
 from handoff.protocol import (
-    AFTER_TURN,
-    HOLD,
-    INSIDE_WRITE,
-    Hold,
-    TURN_ACTIONS,
     ActionDone,
     ActionFailed,
     Holding,
     Ready,
     Skipped,
+    Hold,
     Turn,
     WorkerSpec,
 )
@@ -43,6 +39,7 @@ from handoff.worker.model import model_source
 from handoff.worker.sdk import SDK_VERSION, Runtime
 from handoff.worker.sessions import GuardedSessions, Sessions
 from handoff.worker.store import DatabaseStore, open_store
+from handoff.words import TURN_ACTIONS, Action, FaultPoint, TurnKind, WorkerStage
 
 Emit = Callable[[Any], None]
 RUNTIME_STOP_SECONDS = 10.0  # stopping a runtime that died may never answer
@@ -97,7 +94,7 @@ class Interpreter:
             substituted = self._substituted(version)
             if substituted:
                 ok = False
-                self.emit(ActionFailed(t=time.time(), action="start", message=substituted))
+                self.emit(ActionFailed(t=time.time(), action=WorkerStage.START, message=substituted))
                 for action in self.spec.actions:
                     self.emit(Skipped(t=time.time(), action=action, reason="not the runtime or SDK the step asks for"))
             else:
@@ -128,17 +125,17 @@ class Interpreter:
         try:
             await asyncio.wait_for(self.runtime.stop(), RUNTIME_STOP_SECONDS)
         except (asyncio.TimeoutError, TimeoutError):  # a runtime that died may never answer
-            self.emit(ActionFailed(t=time.time(), action="stop", ms=_ms(started),
+            self.emit(ActionFailed(t=time.time(), action=WorkerStage.STOP, ms=_ms(started),
                                    message=f"the runtime did not stop within {RUNTIME_STOP_SECONDS:.0f} s"))
             return False
         except Exception as error:
-            self.emit(ActionFailed(t=time.time(), action="stop", message=self.backend.scrub(_one_line(error)),
+            self.emit(ActionFailed(t=time.time(), action=WorkerStage.STOP, message=self.backend.scrub(_one_line(error)),
                                    ms=_ms(started)))
             return False
         return True
 
     async def _do(self, action: str) -> bool:
-        needs_session = action in TURN_ACTIONS or action == "close"
+        needs_session = action in TURN_ACTIONS or action == Action.CLOSE
         if needs_session and self.session is None:
             self.emit(Skipped(t=time.time(), action=action, reason="no open session"))
             return False
@@ -213,8 +210,8 @@ class Interpreter:
         await second_runtime.start()
         try:
             second = await self.sessions.resume(self.session_id, second_runtime)
-            await self._turn("ask", self.fact.question_prompt, second)
-            await self._turn("tell", self.fact.remember_prompt)
+            await self._turn(TurnKind.ASK, self.fact.question_prompt, second)
+            await self._turn(TurnKind.TELL, self.fact.remember_prompt)
             await second_runtime.close(second)
         finally:
             await second_runtime.stop()
@@ -222,12 +219,12 @@ class Interpreter:
     # -- turns, and the points where the coordinator injects faults ------------------------
 
     async def _tell(self) -> None:
-        await self._turn("tell", self.fact.remember_prompt)
+        await self._turn(TurnKind.TELL, self.fact.remember_prompt)
 
     async def _ask(self) -> None:
-        await self._turn("ask", self.fact.question_prompt)
+        await self._turn(TurnKind.ASK, self.fact.question_prompt)
 
-    async def _turn(self, kind: str, prompt: str, session: Any = None) -> None:
+    async def _turn(self, kind: TurnKind, prompt: str, session: Any = None) -> None:
         started = time.monotonic()
         self.turns += 1
         self._hold_inside_write(self.turns)
@@ -238,13 +235,13 @@ class Interpreter:
             self.store.registry.turned(self.session_id, prompt)
         self.emit(Turn(t=time.time(), turn=self.turns, kind=kind, session_id=self.session_id, prompt=prompt,
                        answer=answer, ms=_ms(started)))
-        if Hold(AFTER_TURN, self.turns) in self.spec.holds:
-            await self.holds.wait(AFTER_TURN, self.turns, self.session_id)
+        if Hold(FaultPoint.AFTER_TURN, self.turns) in self.spec.holds:
+            await self.holds.wait(FaultPoint.AFTER_TURN, self.turns, self.session_id)
 
     def _hold_inside_write(self, turn: int) -> None:
         """With a hold inside this turn's write, the store's first append of the turn
         stops after writing its row and before committing, until the coordinator acts."""
-        if Hold(INSIDE_WRITE, turn) not in self.spec.holds:
+        if Hold(FaultPoint.INSIDE_WRITE, turn) not in self.spec.holds:
             return
         if not isinstance(self.store, DatabaseStore):
             raise LookupError("a hold inside a write needs a database store")
@@ -252,12 +249,12 @@ class Interpreter:
 
         async def hold(path: str) -> None:
             files.hold_before_commit = None  # once: the turn's first append
-            await self.holds.wait(INSIDE_WRITE, turn, self.session_id, during=f"append to {path}")
+            await self.holds.wait(FaultPoint.INSIDE_WRITE, turn, self.session_id, during=f"append to {path}")
 
         files.hold_before_commit = hold
 
     async def _hold(self) -> None:
-        await self.holds.wait(HOLD, self.turns, self.session_id)
+        await self.holds.wait(FaultPoint.HOLD, self.turns, self.session_id)
 
     async def _restart_runtime(self) -> None:
         """An app whose runtime died starts a new one; its open session died with it."""

@@ -14,12 +14,12 @@ import uuid
 import pytest
 
 from handoff import leftovers
-from handoff.checker.verdicts import Verdict
 from handoff.containers import image
 from handoff.containers.engine import ENGINES, Engine
 from handoff.hosts import Launch, missing_capability
 from handoff.hosts.container import HOME_INSIDE, ContainerHost, ContainerSetup, software_mounts
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
+from handoff.words import Verdict
 
 pytestmark = pytest.mark.e2e
 ENGINE_KINDS = ("container", "volume", "network")

@@ -10,7 +10,8 @@ import os
 import pytest
 
 from handoff import leftovers, scenario
-from handoff.checker.verdicts import ExitCode, Verdict
+from handoff.checker.verdicts import ExitCode
+from handoff.words import Verdict
 from tests.e2e.conftest import OTHER_FACT, run_scenarios
 
 

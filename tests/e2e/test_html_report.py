@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from handoff.checker.verdicts import Verdict
 from handoff.protocol import ActionDone, ActionFailed, Turn
 from handoff.report import rendered
 from handoff.report.outcomes import judged_turns
 from handoff.report.redact import for_display
 from handoff.runs.record import ScenarioRecord
+from handoff.words import Verdict
 
 pytestmark = pytest.mark.e2e
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")

@@ -12,7 +12,7 @@ from handoff.fact import Fact, quote
 from handoff.faults import TAMPERED_VALUE
 from handoff.witness.answer import RECALLED
 
-from handoff.checker.verdicts import Verdict
+from handoff.words import Verdict
 from tests.e2e.conftest import OTHER_FACT, handoff_processes
 
 pytestmark = pytest.mark.e2e

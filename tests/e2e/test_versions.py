@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from handoff import leftovers, versions
-from handoff.checker.verdicts import Verdict
 from handoff.cli import app
 from handoff.fact import quote
 from handoff.runtime_locator import locate_runtime, platform_package
 from handoff.scenario import load
+from handoff.words import Verdict
 
 from tests.e2e.conftest import run_scenarios
 

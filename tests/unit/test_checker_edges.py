@@ -10,7 +10,8 @@ import pytest
 
 from handoff.checker.checks import judge, judge_scenario
 from handoff.checker.verdicts import (Basis, Expectation, ExitCode, FactSeen, RunJudgement, ScenarioJudgement,
-                                      TurnJudgement, Verdict)
+                                      TurnJudgement)
+from handoff.words import Verdict
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.protocol import ActionFailed, Backend, EventLog

@@ -11,11 +11,12 @@ import json
 import pytest
 
 from handoff.checker.checks import judge_scenario
-from handoff.checker.verdicts import Basis, Expectation, FactSeen, TurnJudgement, Verdict
+from handoff.checker.verdicts import Basis, Expectation, FactSeen, TurnJudgement
 from handoff.eventlog import report
 from handoff.protocol import ActionFailed, EventLog
 from handoff.runs.record import FaultRecord, ScenarioRecord
 from handoff.scenario import Step
+from handoff.words import Verdict
 
 from tests.unit.test_checker_paths import COPILOT, FACT, FINISHED, READY, RECALLED, facts, scenario, seen, step, turn
 

@@ -7,7 +7,8 @@ import pytest
 
 from handoff.checker.checks import judge, judge_answer, judge_scenario
 from handoff.checker.verdicts import (Basis, Expectation, ExitCode, FactSeen, RunJudgement, ScenarioJudgement,
-                                      StepFacts, TurnJudgement, Verdict)
+                                      StepFacts, TurnJudgement)
+from handoff.words import Verdict
 from handoff.eventlog import report
 from handoff.fact import Fact
 from handoff.protocol import ActionFailed, Backend, EventLog, Finished, Holding, Ready, Turn, decode, encode

@@ -11,17 +11,17 @@ import pytest
 
 from handoff import versions
 from handoff.checker.checks import judge_scenario
-from handoff.checker.verdicts import Verdict
 from handoff.coordinator.scenario_run import ScenarioRun
 from handoff.coordinator.scheduler import run_all
 from handoff.coordinator.services import RunServices, RunSettings
 from handoff.coordinator.slots import Slots
 from handoff.fact import Fact
 from handoff.hosts import Launch
-from handoff.protocol import AFTER_TURN, ActionDone, Holding
+from handoff.protocol import ActionDone, Holding
 from handoff.runtime_locator import platform_package
-from handoff.scenario import LOCAL, FaultPlan, Scenario, Step
+from handoff.scenario import FaultPlan, Scenario, Step
 from handoff.stores import session_state
+from handoff.words import FaultPoint, HostKind, Verdict
 
 from tests.unit.fakes import HANG, FakeHost, FakeTracker, answered, finished, ready
 
@@ -56,10 +56,10 @@ def services(tmp_path: Path, timeout: float = 5.0) -> RunServices:
 
 def run(scenario: Scenario, tmp_path: Path, script, timeout: float = 5.0, fail_to_start: str | None = None):
     runs = services(tmp_path, timeout)
-    host = FakeHost(LOCAL, script, runs.tracker, fail_to_start)
+    host = FakeHost(HostKind.LOCAL, script, runs.tracker, fail_to_start)
 
     def place(_scenario, _services, _workdir, hosts):
-        hosts[LOCAL] = host
+        hosts[HostKind.LOCAL] = host
 
     record = asyncio.run(ScenarioRun(scenario, runs, Slots(1), place).run())
     return record, host
@@ -111,7 +111,7 @@ def test_a_worker_that_never_ends_is_timed_out_killed_and_unknown(tmp_path):
 def test_a_holding_worker_is_killed_at_the_fault_point_and_the_kill_recorded(tmp_path):
     def holds(spec):
         yield from list(a_worker(spec))[:-1]
-        yield Holding(t=0.0, session_id=spec.session_id, point=AFTER_TURN)
+        yield Holding(t=0.0, session_id=spec.session_id, point=FaultPoint.AFTER_TURN)
         yield HANG
 
     crashing = Step("A", ("create", "tell"), faults=(FaultPlan("kill", "after-turn"),))
@@ -167,12 +167,12 @@ def test_a_line_that_is_not_an_event_is_kept_and_makes_the_turn_unknown(tmp_path
 
 def test_one_scenarios_crash_leaves_the_others_running(tmp_path):
     runs = services(tmp_path)
-    good = FakeHost(LOCAL, by_step(A=a_worker, B=b_worker), runs.tracker)
+    good = FakeHost(HostKind.LOCAL, by_step(A=a_worker, B=b_worker), runs.tracker)
 
     def place(chosen, _services, _workdir, hosts):
         if chosen.name == "broken":
             raise RuntimeError("no namespace for you")
-        hosts[LOCAL] = good
+        hosts[HostKind.LOCAL] = good
 
     chosen = [Scenario(name, "T", "P", "D", (A, B)) for name in ("first", "broken", "last")]
     records = asyncio.run(run_all(chosen, runs, place))
@@ -198,7 +198,7 @@ def test_an_interrupt_waits_for_every_scenario_to_clean_up_and_cancels_none_twic
         yield HANG
 
     def place(chosen, _services, _workdir, hosts):
-        hosts[LOCAL] = (SlowToClose if chosen.name == "slow" else FakeHost)(LOCAL, hangs, runs.tracker)
+        hosts[HostKind.LOCAL] = (SlowToClose if chosen.name == "slow" else FakeHost)(HostKind.LOCAL, hangs, runs.tracker)
 
     async def interrupted() -> None:
         chosen = [Scenario(name, "T", "P", "D", (A,)) for name in ("slow", "quick")]
@@ -277,7 +277,7 @@ def test_a_step_that_sits_out_a_turn_time_out_lends_its_slot_meanwhile(tmp_path)
 
     def place(chosen, _services, _workdir, hosts):
         order.append(chosen.name)
-        hosts[LOCAL] = FakeHost(LOCAL, scripts[chosen.name], runs.tracker)
+        hosts[HostKind.LOCAL] = FakeHost(HostKind.LOCAL, scripts[chosen.name], runs.tracker)
 
     chosen = [Scenario("other", "T", "P", "D", (A, B)),
               Scenario("sits-out", "T", "P", "D", (A, Step("B", ("resume", "ask", "close"), expect="undelivered")),

@@ -56,7 +56,7 @@ def test_with_one_slot_the_scenarios_start_in_the_order_of_their_measured_times(
 
     from handoff.coordinator.scheduler import run_all
     from handoff.coordinator.services import RunServices, RunSettings
-    from handoff.scenario import LOCAL
+    from handoff.words import HostKind
 
     from tests.unit.fakes import FakeHost, FakeTracker, finished, ready
 
@@ -69,10 +69,10 @@ def test_with_one_slot_the_scenarios_start_in_the_order_of_their_measured_times(
 
     settings = RunSettings(jobs=1, measured_seconds={"b": 3.0, "c": 9.0, "a": 1.0})
     runs = RunServices(settings, Path("/no/runtime"), tmp_path, FakeTracker())
-    host = FakeHost(LOCAL, worker, runs.tracker)
+    host = FakeHost(HostKind.LOCAL, worker, runs.tracker)
 
     def place(_scenario, _services, _workdir, hosts):
-        hosts[LOCAL] = host
+        hosts[HostKind.LOCAL] = host
 
     records = asyncio.run(run_all([a_scenario(name) for name in "abc"], runs, place))
     assert started == ["c", "b", "a"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from handoff.checker.checks import judge
 from handoff.fact import Fact
-from handoff.protocol import AFTER_TURN, ActionDone, ActionFailed, Backend, EventLog, Finished, Holding, Ready, Turn, encode
+from handoff.protocol import ActionDone, ActionFailed, Backend, EventLog, Finished, Holding, Ready, Turn, encode
 from handoff.report import summary
 from handoff.report.diagram import (ACTIVATION, ARROW_ROOM, MARGIN, ROW, WIDTH, label_width, layout, pieces, style,
                                     text_px, text_width, wrap)
@@ -24,6 +24,7 @@ from handoff.report.sequence import (COORDINATOR, LABEL_CHARACTERS, MODEL, FactM
 from handoff.runs.record import FaultRecord, RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.scenario import Scenario, Step
 from handoff.witness.server import Evidence
+from handoff.words import FaultPoint
 
 FACT = Fact()
 RECALLED = "Your favourite retail segment is 'At Risk'."
@@ -46,8 +47,8 @@ TOLD = ("user", f"<current_datetime>x</current_datetime>\n\n{FACT.remember_promp
 STEP_A = StepRecord("A", "local", "shared", "home", "id-1", lines=lines(
     ready(101), ActionDone(t=2.0, action="create", session_id="id-1", ms=5),
     Turn(t=3.0, turn=1, kind="tell", session_id="id-1", prompt=FACT.remember_prompt, answer="OK", ms=9),
-    Holding(t=4.0, session_id="id-1", point=AFTER_TURN)),
-    exit_code=-9, faults=[FaultRecord("kill", AFTER_TURN, 5.0, detail="SIGKILL to the worker and its runtime")])
+    Holding(t=4.0, session_id="id-1", point=FaultPoint.AFTER_TURN)),
+    exit_code=-9, faults=[FaultRecord("kill", FaultPoint.AFTER_TURN, 5.0, detail="SIGKILL to the worker and its runtime")])
 STEP_B = StepRecord("B", "local", "shared", "home", "id-1", lines=lines(
     ready(202), ActionDone(t=6.0, action="resume", session_id="id-1", ms=5),
     Turn(t=7.0, turn=1, kind="ask", session_id="id-1", prompt=FACT.question_prompt, answer=RECALLED, ms=9),

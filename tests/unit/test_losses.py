@@ -8,11 +8,11 @@ from __future__ import annotations
 import msgspec
 
 from handoff.checker.checks import judge_scenario
-from handoff.checker.verdicts import (Basis, Expectation, ExitCode, FactSeen, Recovery, RunJudgement, TurnJudgement,
-                                      Verdict)
+from handoff.checker.verdicts import Basis, Expectation, ExitCode, FactSeen, Recovery, RunJudgement, TurnJudgement
 from handoff.protocol import ActionDone, ActionFailed, EventLog, Turn
 from handoff.runs.record import FaultRecord, ScenarioRecord
 from handoff.scenario import Scenario, Step
+from handoff.words import Verdict
 from tests.unit.test_checker_paths import FACT, FINISHED, READY, RECALLED, seen, step, turn
 
 FORGOT = "I don't know: nothing in this conversation tells me."

@@ -9,7 +9,8 @@ import pytest
 from dataclasses import replace
 
 from handoff.checker.verdicts import (Basis, Expectation, ExitCode, FactSeen, RunJudgement, ScenarioJudgement,
-                                      TurnJudgement, Verdict)
+                                      TurnJudgement)
+from handoff.words import Verdict
 from handoff.report.outcomes import (Standing, contradictions, in_words, judged_turns, standing, verdicts,
                                      what_went_wrong)
 from handoff.report.terminal import WIDTH, rung_line, summary

@@ -15,7 +15,8 @@ from handoff.coordinator.services import RunServices, RunSettings
 from handoff.fact import Fact
 from handoff.protocol import Backend
 from handoff.report.progress import Progress
-from handoff.scenario import LOCAL, Scenario, Step
+from handoff.scenario import Scenario, Step
+from handoff.words import HostKind
 
 from tests.unit.fakes import FakeHost, FakeTracker, answered, finished, ready
 from tests.unit.test_coordinator import A, a_worker, by_step
@@ -41,10 +42,10 @@ class Clock:
 def run_observed(tmp_path: Path, observer, scenarios: list[Scenario]):
     services = RunServices(RunSettings(fact=Fact(), jobs=1, observer=observer), Path("/no/runtime"), tmp_path,
                            FakeTracker())
-    host = FakeHost(LOCAL, by_step(A=a_worker, B=b_forgets), services.tracker)
+    host = FakeHost(HostKind.LOCAL, by_step(A=a_worker, B=b_forgets), services.tracker)
 
     def place(_scenario, _services, _workdir, hosts):
-        hosts[LOCAL] = host
+        hosts[HostKind.LOCAL] = host
 
     return asyncio.run(run_all(scenarios, services, place))
 

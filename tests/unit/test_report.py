@@ -5,7 +5,8 @@ import json
 import re
 
 from handoff.checker.verdicts import (Basis, Expectation, FactSeen, RunJudgement, ScenarioJudgement, StepFacts,
-                                      TurnJudgement, Verdict)
+                                      TurnJudgement)
+from handoff.words import Verdict
 from handoff.fact import Fact
 from handoff.protocol import COPILOT, Backend, EventLog, Ready
 from handoff.report import as_json, markdown, render

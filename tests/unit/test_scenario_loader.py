@@ -268,8 +268,9 @@ def test_the_short_texts_load_and_must_be_a_few_words_on_one_line(tmp_path):
 
 
 def test_every_shipped_scenario_says_in_a_rung_line_of_100_columns_what_it_proves_and_not():
-    from handoff.checker.verdicts import Expectation, ScenarioJudgement, TurnJudgement, Verdict
+    from handoff.checker.verdicts import Expectation, ScenarioJudgement, TurnJudgement
     from handoff.report.terminal import WIDTH, rung_line
+    from handoff.words import Verdict
 
     held = TurnJudgement("s", "ask", 2, None, verdict=Verdict.KEPT, expectations=(Expectation("verdict", "kept", "kept",
                                                                                               True),))

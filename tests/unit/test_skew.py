@@ -12,6 +12,7 @@ from handoff.report import rendered
 from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.skew.expected import Pair, expectation, load
 from handoff.witness.server import Evidence
+from handoff.words import Command
 
 OLD, NEW = Pair("1.0.92", "1.0.25"), Pair("1.0.102", "1.0.25")
 
@@ -102,7 +103,7 @@ def grid_record(outcomes):
     scenarios = [cell_record(cell, *outcomes[cell.name]) for cell in cells]
     options = RunOptions(fact=FACT.value, topic=FACT.topic, jobs=2, backend=Backend())
     versions = Versions(tool="t", sdk="1.0.25", runtime="1.0.102", python="3", os="linux", machine="h", cores=2)
-    return RunRecord("run-1", skew.COMMAND, 0.0, 1.0, versions, options, scenarios)
+    return RunRecord("run-1", Command.SKEW, 0.0, 1.0, versions, options, scenarios)
 
 
 def test_the_grid_has_created_by_rows_and_resumed_by_columns():

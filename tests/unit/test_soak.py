@@ -22,7 +22,8 @@ from bench.soak import (
     restore_leftovers,
     runs_table,
 )
-from handoff.checker.verdicts import Expectation, RunJudgement, ScenarioJudgement, TurnJudgement, Verdict
+from handoff.checker.verdicts import Expectation, RunJudgement, ScenarioJudgement, TurnJudgement
+from handoff.words import Verdict
 
 
 def _scenario(name: str, verdict: Verdict, expected: Verdict = Verdict.KEPT) -> ScenarioJudgement:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from handoff import scenario
-from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement, Verdict, Expectation
+from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement, Expectation
 from handoff.report import summary
+from handoff.words import Verdict
 
 ALL = {**{s.name: s for s in scenario.select([])}, **{s.name: s for s in scenario.tagged("faults")}}
 

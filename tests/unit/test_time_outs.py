@@ -10,7 +10,7 @@ import asyncio
 import msgspec
 
 from handoff.checker.checks import judge_scenario
-from handoff.checker.verdicts import TurnJudgement, Verdict
+from handoff.checker.verdicts import TurnJudgement
 from handoff.eventlog import summarize
 from handoff.guard import gate as gates
 from handoff.guard.gate import Gate
@@ -20,6 +20,7 @@ from handoff.registry import Registry
 from handoff.runs.record import ScenarioRecord
 from handoff.scenario import Scenario, Step
 from handoff.stores.database import connect
+from handoff.words import Verdict
 from tests.unit.test_checker_failed_turns import answered_log
 from tests.unit.test_checker_paths import COPILOT, FACT, FINISHED, READY, RECALLED, seen, step, turn
 from tests.unit.test_eventlog import stamped
