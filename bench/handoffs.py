@@ -16,10 +16,11 @@ from pathlib import Path
 from handoff import protocol
 from handoff.coordinator.specs import worker_spec
 from handoff.fact import Fact
-from handoff.hosts import Host, LocalHost
+from handoff.hosts.base import Host
+from handoff.hosts.local import LocalHost
 from handoff.protocol import Backend
 from handoff.scenario import Step
-from handoff.witness.server import read_evidence
+from handoff.witness.evidence import read_evidence
 
 from bench.procs import Bench, WorkerRun
 

@@ -25,7 +25,8 @@ import asyncio
 import time
 
 from handoff.fact import Fact
-from handoff.hosts import NetworkError, missing_capability
+from handoff.hosts.capability import missing_capability
+from handoff.hosts.network import NetworkError
 from handoff.protocol import Ready
 
 from bench.curve import KNEE_GAIN, Level, headers, knee, rotation

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from handoff.fact import Fact
-from handoff.witness.server import read_evidence
+from handoff.witness.evidence import read_evidence
 
 from bench.machine import cores
 from bench.procs import PROJECT_ROOT, Bench, python_command

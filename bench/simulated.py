@@ -21,7 +21,8 @@ from typing import AsyncIterator
 
 import psutil
 
-from handoff.hosts import Lan, NamespaceHost
+from handoff.hosts.namespace import NamespaceHost
+from handoff.hosts.network import Lan
 from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.stores.shared import RunDatabases
 

@@ -28,7 +28,7 @@ an idle run:
   another run, putting them back would pull them from under its runtimes); when the
   wait runs out, the cold run is left out, as a problem.
 
-Verdicts are compared as ``handoff diff`` compares two runs (handoff/runs/diff.py), on
+Verdicts are compared as ``handoff diff`` compares two runs (handoff/report/diff.py), on
 the checker's judgement of each run's stored record (handoff/checker/checks.py): per
 turn, its verdict, the evidence it rests on, whether the fact reached the model, whether
 the resume followed a close, and whether it held as the scenario expects. A scenario
@@ -66,7 +66,7 @@ from handoff.checker.checks import judge
 from handoff.checker.verdicts import RunJudgement
 from handoff.hosts.base import USER_DIRS
 from handoff.processes import is_runtime
-from handoff.runs.diff import Difference, differences
+from handoff.report.diff import Difference, differences
 from handoff.versions import RUNTIME_CACHES
 
 SOAK_DIR = PROJECT_ROOT / ".state" / "soak"

@@ -29,7 +29,7 @@ from handoff import versions
 from handoff.coordinator.placement import step_versions
 from handoff.coordinator.specs import worker_spec
 from handoff.fact import Fact
-from handoff.hosts import LocalHost
+from handoff.hosts.local import LocalHost
 from handoff.protocol import Backend, EventLog, Finished, Ready
 from handoff.scenario import Step
 

@@ -19,13 +19,15 @@ from urllib.parse import urlsplit
 
 import typer
 
-from handoff import inputs, report
+from handoff import inputs
 from handoff import scenario as scenarios
 from handoff.checker.verdicts import ExitCode
 from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
-from handoff.hosts import SshTarget
+from handoff.hosts.ssh import SshTarget
 from handoff.printable import printed_as_text
+from handoff.report import formats
+from handoff.report.sessions import home_sessions_table, run_sessions_table, sessions_table
 from handoff.report.summary import lab_sentence
 from handoff.words import Command, StoreKind
 
@@ -113,7 +115,9 @@ def run(
     finished scenario when stderr is not a terminal), then the table, one line per rung
     saying what it proved and what it did not, and a summary. The run is stored under
     .state/runs/ (`handoff runs`, `handoff report`, `handoff diff`)."""
-    from handoff import backends, coordinator
+    from handoff import backends
+    from handoff.coordinator import runner
+    from handoff.coordinator.services import RunSettings
     from handoff.checker.checks import judge
     from handoff.report import terminal
     from handoff.report.progress import Progress
@@ -143,17 +147,17 @@ def run(
         _remove_leftovers(quiet=False)
         plan = terminal.plan(the_fact, len(chosen), jobs, chosen_backend)
         with Progress(chosen, the_fact, chosen_backend, on_start=lambda: typer.echo(plan)) as progress:
-            settings = coordinator.RunSettings(fact=the_fact, jobs=jobs, backend=chosen_backend, remote_hosts=remote,
+            settings = RunSettings(fact=the_fact, jobs=jobs, backend=chosen_backend, remote_hosts=remote,
                                                store_url=store, fork_workers=not spawn_workers, engine=engine,
                                                observer=progress, measured_seconds=costs.load(runs_dir))
-            record = coordinator.run(chosen, settings, keep)
+            record = runner.run(chosen, settings, keep)
     stored = runs.save(record, runs_dir)
     costs.update(runs_dir, record)
     judgement = judge(record)
     typer.echo("\n" + terminal.body(record, judgement, wide))  # after the plan: as `handoff report` prints it
     typer.echo(f"\nStored as {record.id} ({stored}): `handoff report {record.id}` shows it again.", err=True)
     if json_path is not None:
-        _write_atomically(json_path, report.as_json(record, judgement))
+        _write_atomically(json_path, formats.as_json(record, judgement))
     if html_path is not None:
         _write_html(html_path, record, judgement)
     if store is not None and any(s.scenario.store == StoreKind.POSTGRES and s.steps for s in record.scenarios):
@@ -184,8 +188,9 @@ def skew(
     process creates a session, tells the fact and closes; a new process on the other pair
     resumes it from the same home and asks. Exits 0 when every cell is what
     scenarios/skew/expected.toml expects. Stored as a run (`handoff report`, `handoff diff`)."""
-    from handoff import coordinator
-    from handoff import skew as grid
+    from handoff.coordinator import runner
+    from handoff.coordinator.services import RunSettings
+    from handoff.skew import grid
     from handoff.checker.checks import judge
     from handoff.runs import store as runs
 
@@ -201,18 +206,18 @@ def skew(
         _remove_leftovers(quiet=False)
         typer.echo(f"{len(cells)} cells: runtime {', '.join(runtimes)} × SDK {', '.join(sdks)}, both ways, "
                    f"{jobs} at a time ...", err=True)
-        record = coordinator.run(cells, coordinator.RunSettings(fact=the_fact, jobs=jobs), command=Command.SKEW)
+        record = runner.run(cells, RunSettings(fact=the_fact, jobs=jobs), command=Command.SKEW)
     stored = runs.save(record, runs_dir)
     judgement = judge(record)
-    typer.echo(report.rendered(record, judgement, "table"))
+    typer.echo(formats.rendered(record, judgement, "table"))
     typer.echo(f"\nStored as {record.id} ({stored}): `handoff report {record.id}` shows it again.", err=True)
     if json_path is not None:
-        _write_atomically(json_path, report.as_json(record, judgement))
+        _write_atomically(json_path, formats.as_json(record, judgement))
     raise typer.Exit(judgement.exit_code())
 
 
 def _write_html(path: Path, record, judgement) -> None:
-    _write_atomically(path, report.rendered(record, judgement, "html").encode())
+    _write_atomically(path, formats.rendered(record, judgement, "html").encode())
     typer.echo(f"HTML report: {path} (one file; open it in a browser, e.g. file://{path.absolute()})", err=True)
 
 
@@ -220,13 +225,13 @@ def _write_html(path: Path, record, judgement) -> None:
 def _run_failures():
     """What ends a run early, as its exit code: bad input 2, the tool failing 3, Ctrl-C
     130 (saying truly whether everything was removed)."""
-    from handoff import coordinator
+    from handoff.coordinator.services import CoordinatorError
 
     try:
         yield
     except UserError as error:
         raise _fail(str(error), ExitCode.BAD_INPUT)
-    except coordinator.CoordinatorError as error:
+    except CoordinatorError as error:
         raise _fail(str(error), ExitCode.TOOL_FAILED)
     except KeyboardInterrupt:
         raise _fail(_after_interrupt(), ExitCode.INTERRUPTED)
@@ -307,7 +312,7 @@ def list_scenarios() -> None:
 def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this many, newest last.")] = 20,
               runs_dir: RunsDirOption = None) -> None:
     """List stored runs: when, which scenarios, how they came out, on which versions."""
-    from handoff.runs.listing import runs_table
+    from handoff.report.listing import runs_table
     from handoff.runs.store import RUNS_DIR
 
     typer.echo(runs_table(limit, runs_dir or RUNS_DIR))
@@ -335,8 +340,8 @@ def report_run(
     from handoff.runs import store as runs
 
     try:
-        if form not in report.FORMATS:
-            raise UserError(f"--format {form}: choose one of {', '.join(report.FORMATS)}")
+        if form not in formats.FORMATS:
+            raise UserError(f"--format {form}: choose one of {', '.join(formats.FORMATS)}")
         if kind not in tuple(Command):
             raise UserError(f"--kind {kind}: choose one of {', '.join(Command)}")
         if output is not None:
@@ -346,11 +351,11 @@ def report_run(
         raise _fail(str(error), ExitCode.BAD_INPUT)
     judgement = judge(record)
     if output is None:
-        typer.echo(report.rendered(record, judgement, form, wide))
+        typer.echo(formats.rendered(record, judgement, form, wide))
     elif form == "html":
         _write_html(output, record, judgement)
     else:
-        _write_atomically(output, (report.rendered(record, judgement, form, wide) + "\n").encode())
+        _write_atomically(output, (formats.rendered(record, judgement, form, wide) + "\n").encode())
     raise typer.Exit(judgement.exit_code())
 
 
@@ -362,7 +367,7 @@ def diff_runs(
 ) -> None:
     """The turns whose verdict or evidence differ between two stored runs (exit 0 when none do, 1 when some do)."""
     from handoff.checker.checks import judge
-    from handoff.runs import diff
+    from handoff.report import diff
     from handoff.runs import store as runs
 
     try:
@@ -446,7 +451,8 @@ def _home_listing(home: Path, default: bool = False) -> str:
     """A Copilot home's sessions under a first line that says which home was read."""
     import shlex
 
-    from handoff.stores.homes import SESSION_STATE, home_sessions, is_home
+    from handoff.eventlog import SESSION_STATE
+    from handoff.stores.homes import home_sessions, is_home
 
     if default and not is_home(home):
         return (f"The lab's home, {home}, holds no sessions yet: `handoff lab` makes one there. To list others: "
@@ -464,7 +470,7 @@ def _home_listing(home: Path, default: bool = False) -> str:
                  f"store): {said}")
     else:
         first = f"Copilot home {shlex.quote(str(home))}: {said}"
-    return first + (f"\n{report.home_sessions_table(found)}" if found else "")
+    return first + (f"\n{home_sessions_table(found)}" if found else "")
 
 
 def _run_listing(found, owner: str | None) -> str:
@@ -481,7 +487,7 @@ def _run_listing(found, owner: str | None) -> str:
     if not sessions:
         return first + ("no step acting as that owner used a session" if owner else "its steps used no session")
     lines = [first + f"{_count(len(sessions), 'session')} its steps used, from its record ({found.path})",
-             report.run_sessions_table(sessions)]
+             run_sessions_table(sessions)]
     kept = homes_still_there(sessions)
     for home in kept:
         lines.append(f"Their files are still in {home}: `handoff sessions list {shlex.quote(str(home))}` reads them.")
@@ -505,7 +511,7 @@ def _store_listing(url: str, owner: str | None) -> str:
     from handoff.stores.database import redacted
 
     found = places.registries(url, owner)
-    return f"The session registry in {redacted(url)}:\n{report.sessions_table(found)}"
+    return f"The session registry in {redacted(url)}:\n{sessions_table(found)}"
 
 
 @app.command()

@@ -31,7 +31,8 @@ from pathlib import Path
 
 from handoff import backends, leftovers, versions
 from handoff.errors import UserError
-from handoff.hosts import missing_capability
+from handoff.eventlog import SESSION_STATE
+from handoff.hosts.capability import missing_capability
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
 from handoff.words import HostKind
 
@@ -245,7 +246,7 @@ def state() -> Section:
     def where(path: Path, present: str, absent: str) -> str:
         return f"{path} ({present if path.exists() else absent})"
 
-    sessions = DEFAULT_HOME / "session-state"
+    sessions = DEFAULT_HOME / SESSION_STATE
     count = sum(1 for p in sessions.iterdir() if p.is_dir()) if sessions.is_dir() else 0
     left = leftovers.find()
     left_line = (Line(OK, "leftovers", "none: no killed run left anything behind") if not left else

@@ -26,6 +26,8 @@ from typing import Any
 
 from handoff.protocol import EventLog
 
+SESSION_STATE = "session-state"  # a home's folder of sessions, one folder each
+
 
 @dataclass(frozen=True)
 class Resume:
@@ -150,8 +152,13 @@ def summarize_file(path: Path) -> EventLogSummary | None:
     return summarize(*read_events(path))
 
 
+def session_state(home: Path, session_id: str) -> Path:
+    """Where a home keeps a session: its folder, which holds the event log."""
+    return home / SESSION_STATE / session_id
+
+
 def events_path(home: Path, session_id: str) -> Path:
-    return home / "session-state" / session_id / "events.jsonl"
+    return session_state(home, session_id) / "events.jsonl"
 
 
 def report(session_id: str, log: bytes | None) -> EventLog:

@@ -8,7 +8,7 @@ no chance, so everything a run makes is marked with its **owner**, the pid of th
   it), and die with their parent besides (``setpriv --pdeathsig``, see processes.py);
 * its network namespaces, bridge and veth links, its run directory in TMPDIR, its
   throwaway PostgreSQL's directory, and its containers, volumes and container network in
-  a container engine carry the owner's pid in their names (:func:`tag`). A container
+  a container engine carry the owner's pid in their names (handoff/owners.py). A container
   also ends by itself when its run dies (its lifeline, containers/lifeline.py); only
   the stopped container, its volumes and its network are left for `handoff clean`.
 
@@ -37,30 +37,21 @@ from handoff import runtime_markers
 from handoff.containers.engine import KINDS as ENGINE_KINDS
 from handoff.containers.engine import Engine, engines_in_use
 from handoff.hosts.base import USER_DIRS
-from handoff.runtime_locator import PROJECT_ROOT
+from handoff.owners import (
+    MOUNT_PREFIX,
+    OWNER_VARIABLE,
+    POSTGRES_DIR,
+    POSTGRES_PREFIX,
+    RUN_DIR_PREFIX,
+    TAG_DIGITS,
+)
 
-OWNER_VARIABLE = "HANDOFF_OWNER"
-RUN_DIR_PREFIX = "handoff-run-"
-MOUNT_PREFIX = "handoff-disk-"  # the source name of a small file system a disk-full fault mounts
-POSTGRES_DIR = PROJECT_ROOT / ".state" / "postgres"
 UNMOUNT_SECONDS = 10.0  # for the killed processes still using a small disk to end
-TAG_DIGITS = 6  # a pid in hex; Linux pids stay below 2**22 (0x400000)
 # network namespaces, and the containers, volumes and networks in an engine
 _NAMED = re.compile(rf"handoff-(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})[0-9a-f]*-")
 _LINK = re.compile(rf"h(?:br|v|p)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})")
 _MOUNT = re.compile(rf"{MOUNT_PREFIX}(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})$")
-_DIRECTORY = re.compile(rf"(?:{RUN_DIR_PREFIX}|pg-)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})-")
-
-
-def tag(pid: int | None = None) -> str:
-    """The owner mark that goes into a name: the pid, in fixed-width hex (link names
-    have room for 15 characters only)."""
-    return f"{os.getpid() if pid is None else pid:0{TAG_DIGITS}x}"
-
-
-def claim() -> None:
-    """Make this process the owner of everything it starts from now on."""
-    os.environ[OWNER_VARIABLE] = str(os.getpid())
+_DIRECTORY = re.compile(rf"(?:{RUN_DIR_PREFIX}|{POSTGRES_PREFIX})(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})-")
 
 
 def alive(pid: int) -> bool:
@@ -146,7 +137,7 @@ def _links(of: int | None) -> list[Leftover]:
 
 def _directories(of: int | None) -> list[Leftover]:
     found = []
-    places = [Path(tempfile.gettempdir()).glob(f"{RUN_DIR_PREFIX}*"), POSTGRES_DIR.glob("pg-*")]
+    places = [Path(tempfile.gettempdir()).glob(f"{RUN_DIR_PREFIX}*"), POSTGRES_DIR.glob(f"{POSTGRES_PREFIX}*")]
     for place in places:
         for path in place:
             owner = _owner(_DIRECTORY, path.name)

@@ -6,7 +6,7 @@
 * a **run**: a stored run's id (or a unique part of it, or ``latest``), its directory or
   its ``run.json``: the sessions its steps used, from the record (handoff/runs/sessions.py);
 * a **store**: ``sqlite:///path`` or a SQLite file, ``postgresql://…``: the session
-  registry the workers keep in it (handoff/registry.py), as before.
+  registry the workers keep in it (handoff/stores/registry.py), as before.
 
 Nothing given means the lab's home, the one place a newcomer has sessions in. What is
 none of these is bad input, and the message says what it is instead.
@@ -20,10 +20,11 @@ from urllib.parse import urlsplit
 
 from handoff import inputs
 from handoff.errors import UserError
-from handoff.registry import RegisteredSession
+from handoff.eventlog import SESSION_STATE
 from handoff.runs.store import RECORD, Found, load, run_ids
 from handoff.stores.database import SqliteDatabase, connect, redacted, sqlite_url
-from handoff.stores.homes import SESSION_STATE, homes_below, is_home
+from handoff.stores.homes import homes_below, is_home
+from handoff.stores.registry import RegisteredSession
 
 WHAT_TO_GIVE = ("give a Copilot home (the directory that holds session-state/, e.g. ~/.copilot or .state/lab-home), "
                 "a run (an id `handoff runs` lists, or its directory) or a store (sqlite:///path/to/store.db or "

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from handoff.checker.checks import judge  # noqa: E402
-from handoff.report import rendered  # noqa: E402
+from handoff.report.formats import rendered
 from handoff.runs import store  # noqa: E402
 
 WIDTH, HEIGHT = 1280, 800

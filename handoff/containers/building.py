@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Callable
 
-from handoff import leftovers
+from handoff import owners
 from handoff.containers import image
 from handoff.containers.engine import Engine, EngineError
 from handoff.errors import UserError
@@ -34,7 +34,7 @@ def build(engine_name: str, progress: Callable[[str], None]) -> str:
     if image.present(engine, recipe):
         progress(f"{recipe.tag} is already built")
         return recipe.tag
-    leftovers.claim()
+    owners.claim()
     tracker = ProcessTracker()
 
     async def ensure() -> None:

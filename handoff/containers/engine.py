@@ -14,7 +14,7 @@ limits this process has (``nproc`` no higher than the kernel's pid_max: runc cou
 no more than that here, 32768, although the hard limit was 96362); and where runc is installed it is chosen, since crun refuses
 hybrid cgroup hierarchies. With that variable set podman reads no other containers.conf.
 
-Everything the tool makes in an engine is named ``handoff-<owner>...`` (leftovers.tag()),
+Everything the tool makes in an engine is named ``handoff-<owner>...`` (owners.py: the owner mark),
 so that what a killed run left is found and removed by `handoff clean`.
 """
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from handoff import leftovers
+from handoff import owners
 from handoff.containers.engine import STATE, Engine, EngineError
 from handoff.processes import ProcessTracker
 from handoff.runtime_locator import PROJECT_ROOT
@@ -182,7 +182,7 @@ async def _root_file_system(tracker: ProcessTracker, image: Recipe, mirror: str)
     `handoff clean` removes), in a mount namespace of its own so that its /proc and /sys
     mounts end with it, then trim and pack it as the tarball, atomically."""
     log = STATE / "build.log"
-    rootfs = Path(tempfile.mkdtemp(prefix=f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-rootfs-"))
+    rootfs = Path(tempfile.mkdtemp(prefix=f"{owners.RUN_DIR_PREFIX}{owners.tag()}-rootfs-"))
     partial = tarball(image).with_suffix(".partial")
     try:
         steps = [

@@ -35,7 +35,7 @@ def _subnets_in_use() -> list[ipaddress.IPv4Network]:
 class ContainerNetwork:
     def __init__(self, engine: Engine, name: str):
         self.engine = engine
-        self.name = name  # named for the run's owner (leftovers.tag()), so a killed run's is found
+        self.name = name  # named for the run's owner (owners.py), so a killed run's is found
         self.subnet: str | None = None
         self._made = False
 

@@ -21,8 +21,8 @@ import contextlib
 from dataclasses import dataclass
 
 from handoff.guard.gate import LEASE_SECONDS
-from handoff.registry import Registry
 from handoff.stores.database import connect
+from handoff.stores.registry import Registry
 
 PAST_THE_END = LEASE_SECONDS / 6  # how far past a lease's end the clock is set: any step past it would do
 

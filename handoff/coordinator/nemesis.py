@@ -26,7 +26,7 @@ from typing import Awaitable, TypeVar
 
 import msgspec
 
-from handoff.faults import Fault, FaultTarget
+from handoff.faults.base import Fault, FaultTarget
 from handoff.faults.machines import release_small_disk
 from handoff.runs.record import FaultRecord, StepRecord
 

@@ -16,16 +16,12 @@ from urllib.parse import urlsplit
 from handoff import versions
 from handoff.coordinator.services import RunServices
 from handoff.faults.kinds import KINDS, Needs
-from handoff.hosts import (
-    ContainerHost,
-    Host,
-    Launch,
-    LocalHost,
-    NamespaceHost,
-    NamespaceSshHost,
-    SshHost,
-    missing_capability,
-)
+from handoff.hosts.base import Host, Launch
+from handoff.hosts.capability import missing_capability
+from handoff.hosts.container import ContainerHost
+from handoff.hosts.local import LocalHost
+from handoff.hosts.namespace import NamespaceHost
+from handoff.hosts.ssh import NamespaceSshHost, SshHost
 from handoff.protocol import COPILOT
 from handoff.scenario import Scenario, Step
 from handoff.words import FaultPoint, HostKind

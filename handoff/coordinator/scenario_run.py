@@ -30,16 +30,17 @@ from handoff.coordinator.services import RunServices
 from handoff.coordinator.slots import Slots
 from handoff.coordinator.specs import worker_spec
 from handoff.coordinator.step_driver import StepDriver
-from handoff.faults import Fault, FaultTarget, build
-from handoff.hosts import Host
+from handoff.faults.base import Fault, FaultTarget
+from handoff.faults.catalogue import build
+from handoff.hosts.base import Host
 from handoff.protocol import Hold
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import LEASE_EXPIRED, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
-from handoff.stores import prepare_home
 from handoff.stores.database import sqlite_url
+from handoff.stores.step_homes import prepare_home
 from handoff.witness.control import WitnessControl
-from handoff.witness.server import read_evidence
+from handoff.witness.evidence import read_evidence
 from handoff.words import HOLD_POINTS, HomeKind, StepSession, StoreKind
 
 

@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from handoff.containers.engine import Engine
-from handoff.containers.service import RunContainers
 from handoff.coordinator.observer import RunObserver, Unobserved
+from handoff.coordinator.run_containers import RunContainers
 from handoff.fact import Fact
 from handoff.faults.kinds import stops_the_database
-from handoff.hosts import Lan, NetworkError, SshTarget, missing_capability
+from handoff.hosts.capability import missing_capability
+from handoff.hosts.network import Lan, NetworkError
+from handoff.hosts.ssh import SshTarget
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
 from handoff.protocol import OPENAI_COMPATIBLE, Backend

@@ -4,7 +4,7 @@ run's settings, shared by the coordinator and the benchmarks."""
 from __future__ import annotations
 
 from handoff.fact import Fact
-from handoff.hosts import Host
+from handoff.hosts.base import Host
 from handoff.protocol import Backend, Hold, WorkerSpec
 from handoff.scenario import Step
 from handoff.witness.tags import request_tags

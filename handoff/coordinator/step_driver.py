@@ -21,8 +21,8 @@ from pathlib import Path
 
 from handoff.confined import inside
 from handoff.coordinator.nemesis import Nemesis
-from handoff.faults import Fault, FaultTarget
-from handoff.hosts import Host, Launch
+from handoff.faults.base import Fault, FaultTarget
+from handoff.hosts.base import Host, Launch
 from handoff.processes import ProcessTracker
 from handoff.protocol import RELEASE, Holding, ProtocolViolation, WorkerSpec, decode
 from handoff.runs.record import StepRecord

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from handoff.eventlog import events_path
 from handoff.fact import Fact
-from handoff.faults import TAMPERED_VALUE, Fault, FaultDidNotApply, FaultTarget
-from handoff.stores import session_state
+from handoff.faults.base import TAMPERED_VALUE, Fault, FaultDidNotApply, FaultTarget
 from handoff.words import FaultKind, FaultPoint
 
 
 def _log(target: FaultTarget, kind: str) -> tuple[Path, bytes]:
-    log = session_state(target.home, target.session_id or "") / "events.jsonl"
+    log = events_path(target.home, target.session_id or "")
     if not log.is_file():
         raise FaultDidNotApply(f"{kind}: there is no event log for session {target.session_id!r} to change")
     return log, log.read_bytes()

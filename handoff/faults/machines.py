@@ -10,8 +10,8 @@ import os
 import subprocess
 from dataclasses import dataclass
 
-from handoff import leftovers
-from handoff.faults import Fault, FaultDidNotApply, FaultTarget
+from handoff import leftovers, owners
+from handoff.faults.base import Fault, FaultDidNotApply, FaultTarget
 from handoff.words import FaultKind
 
 FILLER = ".handoff-disk-filler"
@@ -147,7 +147,7 @@ def small_disk(home) -> None:
     saved = home.with_name(home.name + ".before-small-disk")
     home.rename(saved)
     home.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK}", f"{leftovers.MOUNT_PREFIX}{leftovers.tag()}",
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK}", f"{owners.MOUNT_PREFIX}{owners.tag()}",
                            str(home)], capture_output=True, text=True)
     if done.returncode != 0:
         home.rmdir()

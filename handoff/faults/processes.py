@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import psutil
 
 from handoff import runtime_markers
-from handoff.faults import Fault, FaultDidNotApply, FaultTarget
+from handoff.faults.base import Fault, FaultDidNotApply, FaultTarget
 from handoff.processes import is_runtime
 from handoff.words import FaultKind
 

@@ -30,7 +30,7 @@ from handoff.eventlog import parse_events, summarize
 from handoff.guard.compat import downgrade_problem, origin_problem
 from handoff.guard.ids import Minter, not_minted
 from handoff.guard.receipt import Receipt, ReceiptUnreadable, changes_since
-from handoff.registry import Registry
+from handoff.stores.registry import Registry
 
 LEASE_SECONDS = 3.0  # on the gate's clock: the wall clock in an app, the coordinator's lease clock in a run
 DENIED = "access denied: no session with this id belongs to you"

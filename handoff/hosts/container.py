@@ -40,7 +40,7 @@ from pathlib import Path
 
 import psutil
 
-from handoff import leftovers
+from handoff import owners
 from handoff.containers.engine import Engine, EngineError
 from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch
 from handoff.processes import ProcessTracker
@@ -116,7 +116,7 @@ class ContainerHost(Host):
         env = {
             "HOME": USER_INSIDE, "TMPDIR": "/tmp", "PYTHONPATH": f"{PROJECT_ROOT}:{sysconfig.get_paths()['purelib']}",
             "NODE_COMPILE_CACHE": f"{USER_INSIDE}/.cache/node-compile-cache",
-            leftovers.OWNER_VARIABLE: os.environ.get(leftovers.OWNER_VARIABLE, str(os.getpid())), NAME_VARIABLE: name,
+            owners.OWNER_VARIABLE: os.environ.get(owners.OWNER_VARIABLE, str(os.getpid())), NAME_VARIABLE: name,
             "HANDOFF_LIFELINE": self.setup.lifeline,
         }
         options = ["--name", name, "--hostname", f"ctr-{self.name}-{len(self._containers) + 1}", "--interactive",

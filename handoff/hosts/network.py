@@ -17,7 +17,7 @@ import random
 import secrets
 import subprocess
 
-from handoff import leftovers
+from handoff import owners
 
 PREFIX = "10.213"
 
@@ -40,7 +40,7 @@ def _networks_in_use() -> list[ipaddress.IPv4Network]:
 class Lan:
     def __init__(self) -> None:
         # The owner's pid in every name, so that what a killed run leaves is found (leftovers.py).
-        self.tag = leftovers.tag() + secrets.token_hex(1)
+        self.tag = owners.tag() + secrets.token_hex(1)
         self.bridge = f"hbr{self.tag}"
         self._namespaces: list[str] = []
         self._links: list[str] = []

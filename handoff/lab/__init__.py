@@ -46,8 +46,8 @@ from handoff.protocol import OPENAI_COMPATIBLE, Backend
 from handoff.runs.record import RunRecord
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
+from handoff.witness.evidence import read_evidence
 from handoff.witness.launch import WitnessStartError, start_witness
-from handoff.witness.server import read_evidence
 from handoff.witness.tags import TAG_HEADERS, request_tags
 from handoff.words import Action, HostKind, TurnKind
 

@@ -36,7 +36,7 @@ from handoff.runs.record import (
     this_machine,
 )
 from handoff.scenario import Scenario, Step
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 from handoff.words import Action, Command, HomeKind, HostKind, StoreKind, TurnKind, Verdict
 from handoff.worker.sdk import SDK_VERSION
 

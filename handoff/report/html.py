@@ -25,7 +25,7 @@ from handoff.report.outcomes import in_words, standing
 from handoff.report.redact import for_display
 from handoff.report.sequence import sequence
 from handoff.runs.record import RunRecord, ScenarioRecord, StepRecord
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 from handoff.words import Command, TurnKind, turns_in
 
 

@@ -35,7 +35,7 @@ from handoff.protocol import (
 )
 from handoff.runs.record import FaultRecord, ScenarioRecord, StepEvents, StepRecord
 from handoff.scenario import Scenario, Step
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 from handoff.words import RESUMING_ACTIONS, Action, FaultPoint, HomeKind, HostKind, StepSession, StoreKind
 
 COORDINATOR = "coordinator"

@@ -17,7 +17,8 @@ from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgem
 from handoff.report import cells
 from handoff.report.outcomes import what_went_wrong
 from handoff.runs.record import RunRecord
-from handoff.skew import Pair, pairs_of
+from handoff.skew.expected import Pair
+from handoff.skew.grid import pairs_of
 from handoff.versions import key
 from handoff.words import NoTurn, TurnKind
 

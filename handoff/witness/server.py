@@ -17,7 +17,6 @@ import json
 import threading
 import time
 import uuid
-from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 from urllib.parse import unquote as url_unquote
 
 from handoff.witness.answer import conversation, message_text, reply_to
+from handoff.witness.evidence import Evidence, EvidenceLog
 from handoff.witness.relay import Relayed, relay
 from handoff.witness.tags import FACT_HEADER, RUN_HEADER, TAG_HEADERS
 
@@ -34,54 +34,6 @@ MODEL_NAME = "handoff-witness"
 # a request) are left out; so the record stays small however long a session grows.
 KEPT_MESSAGES = 12
 KEPT_CHARACTERS = 600
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What the witness saw in one request, as the checker reads it later."""
-
-    at: float
-    scenario: str | None
-    step: str | None
-    host: str | None
-    turn: str | None
-    messages_received: int
-    fact_sent: bool | None  # None when the request named no fact
-    reply_kind: str
-    reply: str
-    model: str | None = None  # the model name the client asked for, as it arrived
-    # (role, text) of the last KEPT_MESSAGES user and assistant messages, each cut to
-    # KEPT_CHARACTERS: what the model was sent, as far as the report needs to show it.
-    conversation: tuple[tuple[str, str], ...] = ()
-
-
-class EvidenceLog:
-    """Append-only JSON-lines file, safe to write from the server's threads."""
-
-    def __init__(self, path: Path | None):
-        self._path = path
-        self._lock = threading.Lock()
-
-    def write(self, evidence: Evidence) -> None:
-        if self._path is None:
-            return
-        line = json.dumps(asdict(evidence), ensure_ascii=False) + "\n"
-        with self._lock, self._path.open("a", encoding="utf-8") as log:
-            log.write(line)
-            log.flush()
-
-
-def read_evidence(path: Path) -> list[Evidence]:
-    """Every record in an evidence log; a missing log means no request arrived."""
-    if not path.exists():
-        return []
-    with path.open(encoding="utf-8") as log:
-        return [_evidence(json.loads(line)) for line in log if line.strip()]
-
-
-def _evidence(data: dict[str, Any]) -> Evidence:
-    data["conversation"] = tuple((role, text) for role, text in data.get("conversation", ()))
-    return Evidence(**data)
 
 
 def kept_conversation(talk: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:

@@ -32,10 +32,10 @@ from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from handoff.eventlog import events_path
-from handoff.registry import Registry
 from handoff.session_ids import safe_id
 from handoff.stores.database import CommitUnknown, Database, PostgresDatabase, StoreUnreachable, connect, redacted
 from handoff.stores.files import SessionFiles
+from handoff.stores.registry import Registry
 
 log = logging.getLogger("handoff.store")
 

@@ -16,9 +16,11 @@ import pytest
 
 from dataclasses import dataclass
 
-from handoff import coordinator, leftovers, scenario, versions
+from handoff import owners, scenario, versions
 from handoff.checker.checks import judge
 from handoff.checker.verdicts import RunJudgement, TurnJudgement
+from handoff.coordinator import runner
+from handoff.coordinator.services import RunSettings
 from handoff.fact import Fact
 from handoff.hosts.base import USER_DIRS
 from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents
@@ -39,7 +41,7 @@ def handoff_processes(owner: int) -> list[psutil.Process]:
 
 def _owned_by(process: psutil.Process, owner: int) -> bool:
     try:
-        return process.environ().get(leftovers.OWNER_VARIABLE) == str(owner)
+        return process.environ().get(owners.OWNER_VARIABLE) == str(owner)
     except psutil.Error:
         return False
 
@@ -107,7 +109,7 @@ class Outcome:
 
 def run_scenarios(chosen: list, fact: Fact = Fact(), **settings) -> Outcome:
     settings.setdefault("jobs", 1)
-    record = coordinator.run(chosen, coordinator.RunSettings(fact=fact, **settings))
+    record = runner.run(chosen, RunSettings(fact=fact, **settings))
     return Outcome(record, judge(record), fact)
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from handoff import leftovers
+from handoff import leftovers, owners
 from handoff.containers.engine import Engine
 from handoff.faults.machines import FILLER
-from handoff.hosts import missing_capability
+from handoff.hosts.capability import missing_capability
 
 # These kill runs with SIGKILL and look for what is left across the machine: `make test`
 # runs them on their own, after the other end-to-end tests (pytest -m serial).
@@ -97,7 +97,7 @@ def _container_runtime_started(run: subprocess.Popen, timeout: float = 180) -> N
 
 
 def _running_containers(owner: int) -> list[str]:
-    mark = f"handoff-{leftovers.tag(owner)}"
+    mark = f"handoff-{owners.tag(owner)}"
     out = subprocess.run(Engine().command("ps", "--format", "{{.Names}}"), capture_output=True, text=True,
                          env=Engine().env()).stdout
     return [name for name in out.split() if name.startswith(mark)]
@@ -157,7 +157,7 @@ def test_a_run_removes_what_an_earlier_killed_run_left():
     """The next run cleans up after a killed one by itself, and says so."""
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    left = Path(tempfile.gettempdir()) / f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag(gone.pid)}-test"
+    left = Path(tempfile.gettempdir()) / f"{owners.RUN_DIR_PREFIX}{owners.tag(gone.pid)}-test"
     left.mkdir()
     done = subprocess.run([sys.executable, "-m", "handoff", "run", "same-process"], capture_output=True, text=True,
                           timeout=120)
@@ -169,7 +169,7 @@ def test_a_run_removes_what_an_earlier_killed_run_left():
 def _small_disk_mounted(run: subprocess.Popen, timeout: float = 120) -> None:
     """Wait until the run's disk-full fault has mounted its small file system (it is
     still copying the home onto it then)."""
-    source = f"{leftovers.MOUNT_PREFIX}{leftovers.tag(run.pid)}"
+    source = f"{owners.MOUNT_PREFIX}{owners.tag(run.pid)}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and run.poll() is None:
         if any(line.split()[0] == source for line in Path("/proc/mounts").read_text().splitlines()):
@@ -188,7 +188,7 @@ def _missed(run: subprocess.Popen, what: str) -> None:
 def _small_disk_full(run: subprocess.Popen, timeout: float = 120) -> None:
     """Wait until the disk-full fault is in: its filler is on the small disk (until the
     step ends and heals it, a few hundred milliseconds)."""
-    filler = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag(run.pid)}-*/fault-disk-full/home-*/{FILLER}"
+    filler = f"{owners.RUN_DIR_PREFIX}{owners.tag(run.pid)}-*/fault-disk-full/home-*/{FILLER}"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and run.poll() is None:
         if any(Path(tempfile.gettempdir()).glob(filler)):
@@ -241,12 +241,12 @@ def test_a_small_disk_its_run_still_uses_is_unmounted_after_those_processes_are_
     disk unmounted for real, not detached lazily with the process still writing to it."""
     point = tmp_path / "home"
     point.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", f"{leftovers.MOUNT_PREFIX}{leftovers.tag()}", str(point)],
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", f"{owners.MOUNT_PREFIX}{owners.tag()}", str(point)],
                    check=True)
     # Owned by this (live) process, so that no other checkout's run takes it for a leftover.
     holder = subprocess.Popen([sys.executable, "-c", "import time; f = open('held', 'w'); print('holding', flush=True); "
                                "time.sleep(600)"], cwd=point, stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, leftovers.OWNER_VARIABLE: str(os.getpid())})
+                              env={**os.environ, owners.OWNER_VARIABLE: str(os.getpid())})
     try:
         assert holder.stdout.readline() == "holding\n"
         busy = subprocess.run(["umount", str(point)], capture_output=True, text=True)

@@ -16,9 +16,9 @@ import psutil
 import pytest
 from typer.testing import CliRunner
 
-from handoff import leftovers
+from handoff import owners
 from handoff.cli import app
-from handoff.hosts import missing_capability
+from handoff.hosts.capability import missing_capability
 
 from tests.e2e.conftest import handoff_processes
 from tests.e2e.test_hosts import handoff_network_leftovers
@@ -120,7 +120,7 @@ def test_ctrl_c_mid_step_leaves_nothing_behind(names):
     assert [_cmdline(p) for p in handoff_processes(process.pid)] == []
     assert handoff_network_leftovers() == []
     # only this run's directory counts: other checkouts' runs come and go meanwhile
-    mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag(process.pid)}-"
+    mine = f"{owners.RUN_DIR_PREFIX}{owners.tag(process.pid)}-"
     left = {name for name in set(os.listdir(tempfile.gettempdir())) - before if name.startswith(mine)}
     assert left == set()
 
@@ -198,7 +198,7 @@ def test_a_stored_run_reports_again_byte_for_byte_as_it_ran(tmp_path):
 @pytest.mark.e2e
 def test_keep_copies_the_runs_files_but_no_socket_and_leaves_no_run_directory(tmp_path):
     kept = tmp_path / "kept"
-    mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-"  # (CliRunner runs here; other checkouts' come and go)
+    mine = f"{owners.RUN_DIR_PREFIX}{owners.tag()}-"  # (CliRunner runs here; other checkouts' come and go)
     before = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith(mine)}
     result = runner.invoke(app, ["run", "same-process", "--keep", str(kept)])
     assert result.exit_code == 0, result.output

@@ -13,10 +13,11 @@ import uuid
 
 import pytest
 
-from handoff import leftovers
+from handoff import leftovers, owners
 from handoff.containers import image
 from handoff.containers.engine import ENGINES, Engine
-from handoff.hosts import Launch, missing_capability
+from handoff.hosts.base import Launch
+from handoff.hosts.capability import missing_capability
 from handoff.hosts.container import HOME_INSIDE, ContainerHost, ContainerSetup, software_mounts
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
 from handoff.words import Verdict
@@ -91,7 +92,7 @@ def test_a_container_sees_its_home_and_the_software_and_nothing_else_of_this_mac
     (tmp_path / "pids").mkdir()
     engine = Engine()
     setup = ContainerSetup(engine, worker_image, "podman", "127.0.0.1:9", locate_runtime(), tmp_path / "pids")
-    prefix = f"handoff-{leftovers.tag()}{uuid.uuid4().hex[:2]}-view"
+    prefix = f"handoff-{owners.tag()}{uuid.uuid4().hex[:2]}-view"
     host = ContainerHost("v", setup, prefix)
     packages = software_mounts(locate_runtime())[1][0]
     look = (f"hostname; tr '\\0' ' ' </proc/1/cmdline; echo; ls -A {HOME_INSIDE} | wc -l; "

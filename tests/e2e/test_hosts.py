@@ -16,10 +16,12 @@ import pytest
 from handoff import leftovers, scenario
 from handoff.coordinator import placement
 from handoff.fact import Fact
-from handoff.hosts import Lan, NamespaceHost, missing_capability
 from handoff.hosts.base import PROJECT_ROOT
-from handoff.processes import ProcessTracker
+from handoff.hosts.capability import missing_capability
+from handoff.hosts.namespace import NamespaceHost
+from handoff.hosts.network import Lan
 from handoff.hosts.zygote import Zygote
+from handoff.processes import ProcessTracker
 from tests.e2e.conftest import dead_runtime_markers, run_scenarios
 
 pytestmark = [

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from handoff.protocol import ActionDone, ActionFailed, Turn
-from handoff.report import rendered
+from handoff.report.formats import rendered
 from handoff.report.outcomes import judged_turns
 from handoff.report.redact import for_display
 from handoff.runs.record import ScenarioRecord

@@ -9,7 +9,7 @@ import pytest
 
 from handoff import scenario
 from handoff.fact import Fact, quote
-from handoff.faults import TAMPERED_VALUE
+from handoff.faults.base import TAMPERED_VALUE
 from handoff.witness.answer import RECALLED
 
 from handoff.words import Verdict
@@ -105,7 +105,8 @@ def test_the_default_output_fits_a_terminal_and_a_screen(matrix):
     """What `handoff run` prints for the default matrix: at most 100 columns, and about
     three lines per scenario (~80 for 28): the plan, what was proved (at most 20 lines),
     one row per question, one line per rung, the summary."""
-    from handoff.report import cells, render
+    from handoff.report import cells
+    from handoff.report.formats import render
 
     lines = render(matrix.record, matrix.judgement).splitlines()
     assert max(len(line) for line in lines) <= 100

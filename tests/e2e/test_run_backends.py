@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from handoff.hosts import missing_capability
+from handoff.hosts.capability import missing_capability
 
 pytestmark = pytest.mark.e2e
 

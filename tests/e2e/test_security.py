@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from handoff.fact import quote
-from handoff.faults import TAMPERED_VALUE
+from handoff.faults.base import TAMPERED_VALUE
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from handoff.fact import Fact
-from handoff.witness.server import read_evidence
+from handoff.witness.evidence import read_evidence
 
 
 @pytest.fixture

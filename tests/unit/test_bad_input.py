@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from handoff import leftovers
+from handoff import leftovers, owners
 from handoff.cli import app
 
 SCENARIO = """title = "t"
@@ -119,7 +119,7 @@ CASES = {
 def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, case):
     arguments, says = CASES[case]
     # this process's run directories only (CliRunner runs here): other checkouts' come and go
-    mine = f"{leftovers.RUN_DIR_PREFIX}{leftovers.tag()}-*"
+    mine = f"{owners.RUN_DIR_PREFIX}{owners.tag()}-*"
     before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob(mine))
     result = CliRunner().invoke(app, arguments(tmp_path))
     assert result.exit_code == 2, result.output

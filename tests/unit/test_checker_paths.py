@@ -14,7 +14,7 @@ from handoff.fact import Fact
 from handoff.protocol import ActionFailed, Backend, EventLog, Finished, Holding, Ready, Turn, decode, encode
 from handoff.runs.record import FaultRecord, RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.scenario import Scenario, Step
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 
 FACT = Fact()
 RECALLED = "Your favourite retail segment is 'At Risk'."

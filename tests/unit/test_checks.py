@@ -10,7 +10,7 @@ from handoff.report import cells
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.witness.answer import reply_to
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 
 FACT = Fact()
 RECALLED = "Your favourite retail segment is 'At Risk'."

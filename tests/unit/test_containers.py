@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from handoff import leftovers
+from handoff import leftovers, owners
 from handoff.containers import engine, image
 from handoff.containers.lifeline import Lifeline
 from handoff.worker import lifeline as worker_lifeline
@@ -71,8 +71,8 @@ def test_podman_gets_limits_it_can_set():
 
 def test_engine_names_carry_their_owner():
     pattern = leftovers._NAMED
-    assert leftovers._owner(pattern, f"handoff-{leftovers.tag(4660)}ab-net") == 4660
-    assert leftovers._owner(pattern, f"handoff-{leftovers.tag(4660)}ab-cross-container-volume-a1") == 4660
+    assert leftovers._owner(pattern, f"handoff-{owners.tag(4660)}ab-net") == 4660
+    assert leftovers._owner(pattern, f"handoff-{owners.tag(4660)}ab-cross-container-volume-a1") == 4660
     assert leftovers._owner(pattern, "podman") is None
 
 

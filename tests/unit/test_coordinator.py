@@ -15,12 +15,12 @@ from handoff.coordinator.scenario_run import ScenarioRun
 from handoff.coordinator.scheduler import run_all
 from handoff.coordinator.services import RunServices, RunSettings
 from handoff.coordinator.slots import Slots
+from handoff.eventlog import events_path
 from handoff.fact import Fact
-from handoff.hosts import Launch
+from handoff.hosts.base import Launch
 from handoff.protocol import ActionDone, Holding
 from handoff.runtime_locator import platform_package
 from handoff.scenario import FaultPlan, Scenario, Step
-from handoff.stores import session_state
 from handoff.words import FaultPoint, HostKind, Verdict
 
 from tests.unit.fakes import HANG, FakeHost, FakeTracker, answered, finished, ready
@@ -124,7 +124,7 @@ def test_a_holding_worker_is_killed_at_the_fault_point_and_the_kill_recorded(tmp
 
 def test_tamper_edits_the_stated_fact_before_the_step_starts(tmp_path):
     def writes_a_log(spec):
-        log = session_state(Path(spec.home), spec.session_id) / "events.jsonl"
+        log = events_path(Path(spec.home), spec.session_id)
         log.parent.mkdir(parents=True)
         told = {"type": "user.message", "data": {"content": f"Remember this: {FACT.stated_text}. Reply with just OK."}}
         log.write_text(json.dumps({"type": "session.start"}) + "\n" + json.dumps(told) + "\n", encoding="utf-8")
@@ -220,7 +220,7 @@ def test_the_lease_clock_stands_still_until_a_step_asks_for_the_lease_to_run_out
     import time
 
     from handoff.guard import gate
-    from handoff.registry import Registry
+    from handoff.stores.registry import Registry
     from handoff.stores.database import connect
 
     clocks = {}

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from handoff.checker.verdicts import Basis, Expectation, FactSeen, RunJudgement, ScenarioJudgement, TurnJudgement
-from handoff.runs.diff import Difference, differences, render
+from handoff.report.diff import Difference, differences, render
 from handoff.words import Verdict
 from tests.unit.test_checker_paths import facts, log
 

@@ -10,8 +10,9 @@ import json
 import pytest
 
 from handoff.fact import Fact
-from handoff.faults import FaultDidNotApply, FaultTarget, build
 from handoff.faults import machines
+from handoff.faults.base import FaultDidNotApply, FaultTarget
+from handoff.faults.catalogue import build
 from handoff.faults.logs import CorruptLog, CutCopy, Tamper, TearLog
 from handoff.faults.machines import DiskFull, Partition, StoreOutage
 from handoff.faults.processes import Kill, KillRuntime

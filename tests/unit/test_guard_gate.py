@@ -7,8 +7,8 @@ import pytest
 from handoff.guard.gate import DENIED, EXISTS, Gate, Refused
 from handoff.guard.ids import Minter
 from handoff.guard.receipt import Receipt
-from handoff.registry import Registry
 from handoff.stores.database import connect
+from handoff.stores.registry import Registry
 
 KEY = b"app key " * 4
 LOG = b"".join(json.dumps({"id": str(n), "type": "event"}).encode() + b"\n" for n in range(4))

@@ -8,8 +8,8 @@ import pytest
 from handoff.guard.compat import downgrade_problem, origin_problem
 from handoff.guard.gate import Gate, Refused
 from handoff.guard.ids import Minter
-from handoff.registry import Registry
 from handoff.stores.database import connect
+from handoff.stores.registry import Registry
 
 
 def test_same_and_newer_runtimes_may_resume():

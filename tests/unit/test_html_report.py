@@ -23,7 +23,7 @@ from handoff.report.sequence import (COORDINATOR, LABEL_CHARACTERS, MODEL, FactM
                                      sequence)
 from handoff.runs.record import FaultRecord, RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.scenario import Scenario, Step
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 from handoff.words import FaultPoint
 
 FACT = Fact()

@@ -3,8 +3,8 @@ asks for the session's lease to run out, then moves just past the end it reads t
 
 from handoff.coordinator.lease_clock import LeaseClock
 from handoff.guard.gate import LEASE_SECONDS
-from handoff.registry import Registry
 from handoff.stores.database import connect, sqlite_url
+from handoff.stores.registry import Registry
 
 
 def registry_with_lease(tmp_path, holder: str | None, at: float):

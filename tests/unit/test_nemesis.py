@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from handoff.coordinator.nemesis import Nemesis
-from handoff.faults import Fault
+from handoff.faults.base import Fault
 from handoff.runs.record import StepRecord
 
 

@@ -2,8 +2,8 @@
 
 import time
 
-from handoff.registry import Registry
 from handoff.stores.database import connect
+from handoff.stores.registry import Registry
 
 
 def registry(tmp_path):

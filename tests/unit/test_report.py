@@ -9,7 +9,7 @@ from handoff.checker.verdicts import (Basis, Expectation, FactSeen, RunJudgement
 from handoff.words import Verdict
 from handoff.fact import Fact
 from handoff.protocol import COPILOT, Backend, EventLog, Ready
-from handoff.report import as_json, markdown, render
+from handoff.report.formats import as_json, markdown, render
 from handoff.report.terminal import WIDTH, plan, rung_line
 from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, Versions
 from handoff.scenario import Scenario, Step

@@ -13,9 +13,10 @@ import pytest
 
 from handoff.checker.checks import judge
 from handoff.protocol import ActionDone, ActionFailed, EventLog, Finished, Turn
-from handoff.report import FORMATS, as_json, markdown, render, rendered, sessions_table
+from handoff.report.formats import FORMATS, as_json, markdown, render, rendered
 from handoff.report.html import page
 from handoff.report.redact import for_display
+from handoff.report.sessions import sessions_table
 from handoff.report.terminal import body
 from handoff.runs.record import ScenarioRecord, StepRecord, decode, encode
 from handoff.scenario import Scenario, Step

@@ -11,10 +11,11 @@ from handoff.checker.checks import judge
 from handoff.cli import app
 from handoff.errors import UserError
 from handoff.protocol import Backend, Finished, Ready, Turn, encode
-from handoff.runs import diff, store
+from handoff.report import diff
+from handoff.runs import store
 from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.scenario import Scenario, Step
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 
 READY = Ready(t=0.0, pid=7, hostname="h", address=None, home="/h", runtime_version="1.0.102", sdk_version="1.0.25",
               runtime_start_ms=1)

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import handoff.lab
 from handoff.cli import app
 from handoff.fact import Fact
+import handoff.lab
 from handoff.protocol import ActionDone, Backend, EventLog, Finished, Ready, Turn, encode
-from handoff.registry import Registry
 from handoff.runs import store as runs
 from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.scenario import Scenario, Step
 from handoff.stores.database import connect, sqlite_url
 from handoff.stores.homes import home_sessions
+from handoff.stores.registry import Registry
 
 PHONE = "4155550123"
 SECRET_ID = f"cust-{PHONE}"

@@ -3,15 +3,15 @@ grid it renders from a stored record."""
 
 import pytest
 
-from handoff import skew
 from handoff.checker.checks import judge
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.protocol import Backend, EventLog, Finished, Ready, Turn, encode
-from handoff.report import rendered
+from handoff.report.formats import rendered
 from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
+from handoff.skew import grid
 from handoff.skew.expected import Pair, expectation, load
-from handoff.witness.server import Evidence
+from handoff.witness.evidence import Evidence
 from handoff.words import Command
 
 OLD, NEW = Pair("1.0.92", "1.0.25"), Pair("1.0.102", "1.0.25")
@@ -51,26 +51,26 @@ def test_a_cell_no_rule_matches_is_an_input_error(tmp_path):
 
 
 def test_the_plan_is_every_pair_both_ways_with_versions_and_expectations_filled_in():
-    cells = skew.plan([OLD, NEW])
+    cells = grid.plan([OLD, NEW])
     assert [c.name for c in cells] == ["1.0.92+1.0.25-to-1.0.92+1.0.25", "1.0.92+1.0.25-to-1.0.102+1.0.25",
                                        "1.0.102+1.0.25-to-1.0.92+1.0.25", "1.0.102+1.0.25-to-1.0.102+1.0.25"]
     created, resumed = cells[1].steps
     assert (created.runtime, created.sdk, created.actions) == ("1.0.92", "1.0.25", ("create", "tell", "close"))
     assert (resumed.runtime, resumed.sdk, resumed.expect) == ("1.0.102", "1.0.25", "kept")
-    assert skew.pairs_of(cells[2]) == (NEW, OLD)
+    assert grid.pairs_of(cells[2]) == (NEW, OLD)
     assert "Expected kept" in cells[1].proves
 
 
 def test_the_shipped_expectations_say_runtime_1_0_40_never_delivers_to_sdk_1_0_25():
-    [cell] = [c for c in skew.plan([NEW, Pair("1.0.40", "1.0.25")]) if c.name == "1.0.102+1.0.25-to-1.0.40+1.0.25"]
+    [cell] = [c for c in grid.plan([NEW, Pair("1.0.40", "1.0.25")]) if c.name == "1.0.102+1.0.25-to-1.0.40+1.0.25"]
     assert cell.steps[1].expect == "undelivered"
 
 
 def test_versions_must_be_pinned_installed_and_well_formed():
     with pytest.raises(UserError, match=r'--sdk 1\.0: not a version number'):
-        skew.chosen_versions([], ["1.0"])
+        grid.chosen_versions([], ["1.0"])
     with pytest.raises(UserError, match=r"runtime 1.0.99 is not pinned"):
-        skew.chosen_versions(["1.0.99"], [])
+        grid.chosen_versions(["1.0.99"], [])
 
 
 # The grid, rendered from a record as `handoff skew` stores it
@@ -87,7 +87,7 @@ def step(name, pair, *events):
 
 
 def cell_record(cell, answer, fact_sent, loaded=(8, 8)):
-    created, resumed = skew.pairs_of(cell)
+    created, resumed = grid.pairs_of(cell)
     log = EventLog(t=0.0, session_id="x", found=True, resumes=1, resume_event_count=loaded[0],
                    events_before_resume=loaded[1])
     steps = [step("created", created, Turn(t=0.0, turn=1, kind="tell", session_id="x", prompt="p", answer="OK", ms=1)),
@@ -99,7 +99,7 @@ def cell_record(cell, answer, fact_sent, loaded=(8, 8)):
 
 
 def grid_record(outcomes):
-    cells = skew.plan([OLD, NEW])
+    cells = grid.plan([OLD, NEW])
     scenarios = [cell_record(cell, *outcomes[cell.name]) for cell in cells]
     options = RunOptions(fact=FACT.value, topic=FACT.topic, jobs=2, backend=Backend())
     versions = Versions(tool="t", sdk="1.0.25", runtime="1.0.102", python="3", os="linux", machine="h", cores=2)

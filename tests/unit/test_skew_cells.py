@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from handoff import skew
 from handoff.checker.checks import judge
 from handoff.checker.verdicts import Expectation, ScenarioJudgement, TurnJudgement
 from handoff.protocol import Backend, EventLog
 from handoff.report import skew_grid
 from handoff.report.skew_grid import Cell
 from handoff.runs.record import RunOptions, RunRecord, Versions
+from handoff.skew import grid
 from handoff.words import Verdict
 from handoff.words import Command
 from tests.unit.test_checker_paths import facts
@@ -60,7 +60,7 @@ def test_a_cell_whose_verdict_held_but_another_expectation_did_not_is_marked_not
 
 
 def test_a_grid_of_some_cells_only_has_an_axis_of_every_pair_named_and_blanks_where_no_cell_ran():
-    [upgrade] = [c for c in skew.plan([OLD, NEW]) if skew.pairs_of(c) == (OLD, NEW)]
+    [upgrade] = [c for c in grid.plan([OLD, NEW]) if grid.pairs_of(c) == (OLD, NEW)]
     record = RunRecord("run-1", Command.SKEW, 0.0, 1.0, Versions("t", "1.0.25", "1.0.102", "3", "linux", "h", 2),
                        RunOptions(FACT.value, FACT.topic, 2, Backend()),
                        [cell_record(upgrade, RECALLED, True)])

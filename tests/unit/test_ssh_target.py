@@ -3,7 +3,7 @@
 import pytest
 
 from handoff.errors import UserError
-from handoff.hosts import SshTarget
+from handoff.hosts.ssh import SshTarget
 
 
 def test_full_url():

@@ -20,8 +20,8 @@ from copilot.session_fs_provider import create_session_fs_adapter
 from handoff.stores.database import StoreUnreachable, connect
 from handoff.stores.files import EVENTS, SessionFiles, UnsureChange
 from handoff.stores.postgres_server import ThrowawayPostgres
-from handoff.worker.sdk import _StoreProvider
 from handoff.worker import store as worker_store
+from handoff.worker.sdk import _StoreProvider
 from handoff.worker.store import RECONNECT_WAITS, DatabaseStore, open_database
 
 HOME = "/home/a/.copilot"
@@ -305,7 +305,8 @@ def test_sqlite_never_reconnects_and_works_as_before(tmp_path):
 
 def test_the_store_restart_fault_restarts_the_server_before_it_returns_and_leaves_nothing_to_heal(server, tmp_path):
     from handoff.fact import Fact
-    from handoff.faults import FaultDidNotApply, FaultTarget, build
+    from handoff.faults.base import FaultDidNotApply, FaultTarget
+    from handoff.faults.catalogue import build
     from handoff.scenario import FaultPlan
 
     fault = build(FaultPlan("store-restart", "hold"))

@@ -16,10 +16,10 @@ from handoff.guard import gate as gates
 from handoff.guard.gate import Gate
 from handoff.guard.ids import Minter
 from handoff.protocol import ActionFailed, Backend
-from handoff.registry import Registry
 from handoff.runs.record import ScenarioRecord
 from handoff.scenario import Scenario, Step
 from handoff.stores.database import connect
+from handoff.stores.registry import Registry
 from handoff.words import Verdict
 from tests.unit.test_checker_failed_turns import answered_log
 from tests.unit.test_checker_paths import COPILOT, FACT, FINISHED, READY, RECALLED, seen, step, turn

@@ -7,7 +7,8 @@ import pytest
 from handoff.fact import Fact
 from handoff.fact import quote
 from handoff.witness.answer import NOT_KNOWN, OFF_SCRIPT, RECALLED, Reply, message_text, reply_to
-from handoff.witness.server import FACT_HEADER, TAG_HEADERS, EvidenceLog, read_evidence, witness
+from handoff.witness.evidence import EvidenceLog, read_evidence
+from handoff.witness.server import FACT_HEADER, TAG_HEADERS, witness
 
 FACT = Fact()
 WRAPPED = "<current_datetime>2025-01-01T00:00:00Z</current_datetime>\n\n{}"

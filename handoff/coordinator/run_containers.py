@@ -4,6 +4,9 @@ Started by the run's services (coordinator/services.py) when a scenario has a co
 host. Anything that fails here — no engine, a Docker daemon that does not answer, an image
 that cannot be built, a Python that does not match — becomes the reason those scenarios
 are skipped, with the fix; the rest of the run goes on.
+
+It joins the engine's parts (handoff/containers/) to the container hosts' setup
+(handoff/hosts/container.py), so it stands with the run's other services, above both.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from handoff import leftovers
+from handoff import owners
 from handoff.containers import image
 from handoff.containers.engine import NAME_PREFIX, Engine, EngineError
 from handoff.containers.lifeline import Lifeline
@@ -31,8 +34,8 @@ class RunContainers:
         self.engine = engine
         self.run_dir = run_dir
         self.runtime = runtime
-        # Every container, volume and network of this run is named so (leftovers.tag(): its owner).
-        self.prefix = f"{NAME_PREFIX}{leftovers.tag()}{secrets.token_hex(1)}"
+        # Every container, volume and network of this run is named so (owners.tag(): its owner).
+        self.prefix = f"{NAME_PREFIX}{owners.tag()}{secrets.token_hex(1)}"
         self.network = ContainerNetwork(engine, f"{self.prefix}-net")
         self.lifeline = Lifeline()
         self.setup: ContainerSetup | None = None

@@ -1,0 +1,99 @@
+"""A run of scenarios, from start to record: the run's services started, every scenario
+run (scheduler.py), the services closed, and what was observed returned as the run's
+record (handoff/runs/record.py), nothing judged. Every process, namespace and temporary
+file is gone when :func:`run` returns or raises."""
+
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from handoff import owners
+from handoff.backends import preflight
+from handoff.coordinator.scheduler import run_all
+from handoff.coordinator.services import CoordinatorError, RunServices, RunSettings
+from handoff.processes import ProcessTracker, StopOnce
+from handoff.runs.record import (
+    RunOptions,
+    RunRecord,
+    ScenarioRecord,
+    new_run_id,
+    this_machine,
+)
+from handoff.runtime_locator import locate_runtime
+from handoff.scenario import Scenario
+from handoff.stores.database import redacted
+from handoff.words import Command
+
+
+def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None = None,
+        command: Command = Command.RUN) -> RunRecord:
+    """Run the scenarios and return what was observed; ``command`` is what the record is
+    stored as (RUN, or SKEW for a version grid)."""
+    runtime_path = locate_runtime()
+    preflight(settings.backend)
+    settings.observer.run_started()
+    started = time.time()
+    run_id = new_run_id(started)
+    owners.claim()  # everything started from here on carries this process's pid as its owner
+    with StopOnce() as stop:  # Ctrl-C or `kill` starts the cleanup; another one cannot cut it short
+        run_dir = Path(tempfile.mkdtemp(prefix=f"{owners.RUN_DIR_PREFIX}{owners.tag()}-"))
+        services = RunServices(settings, runtime_path, run_dir, ProcessTracker(), tag=run_id.rsplit("-", 1)[-1])
+        try:
+            records = asyncio.run(_run(scenarios, services, stop))
+        except asyncio.CancelledError:
+            if stop.stopped:  # the signal cancelled the run: an interrupt, as the CLI knows it
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            with stop.shielded():
+                try:
+                    services.close()
+                    if keep_dir is not None:
+                        _keep(run_dir, keep_dir)
+                finally:
+                    shutil.rmtree(run_dir, ignore_errors=True)
+    # The run's runtime is the one its default steps reported; a step that names another
+    # version (a version-skew scenario, a skew cell) does not speak for the run.
+    reported = next((ready.runtime_version for scenario in records
+                     for planned, step in zip(scenario.scenario.steps, scenario.steps)
+                     if planned.runtime is None and (ready := step.view().ready) is not None), None)
+    return RunRecord(run_id, command, started, time.time(), this_machine(reported), options(settings),
+                     records)
+
+
+def _keep(run_dir: Path, keep_dir: Path) -> None:
+    """Copy the run's files for inspection; sockets and FIFOs (the zygote's) are not files."""
+    def not_files(folder: str, names: list[str]) -> list[str]:
+        return [name for name in names if not (Path(folder, name).is_dir() or Path(folder, name).is_file())]
+
+    try:
+        shutil.copytree(run_dir, keep_dir, ignore=not_files, dirs_exist_ok=True, symlinks=True)
+    except (OSError, shutil.Error) as error:
+        raise CoordinatorError(f"--keep {keep_dir}: copying the run's files failed ({error}); "
+                               f"the run's temporary files were removed all the same") from None
+
+
+async def _run(scenarios: list[Scenario], services: RunServices, stop: StopOnce) -> list[ScenarioRecord]:
+    with stop.cancelling(asyncio.current_task()):
+        try:
+            await services.start(scenarios)
+            return await run_all(scenarios, services)
+        finally:
+            services.release()  # what lives in the event loop (the containers' lifeline), before it closes
+            await services.tracker.shutdown()  # the witness, and any worker an interrupt cut short
+
+
+def options(settings: RunSettings) -> RunOptions:
+    """The settings as they are stored with the run: names of secrets, never values."""
+    return RunOptions(
+        fact=settings.fact.value, topic=settings.fact.topic, jobs=settings.jobs, backend=settings.backend,
+        fork_workers=settings.fork_workers,
+        remote_hosts={name: target.describe() for name, target in settings.remote_hosts.items()},
+        store=redacted(settings.store_url), engine=settings.engine,
+    )
+

@@ -1,0 +1,60 @@
+"""What the witness saw in each request, as data: the records a run keeps (its evidence)
+and the checker reads. The server (server.py) writes them to an append-only log while it
+answers; the coordinator and the lab read that log when a scenario ends. Nothing here
+serves HTTP, so a run's record can hold evidence without the server's module."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the witness saw in one request, as the checker reads it later."""
+
+    at: float
+    scenario: str | None
+    step: str | None
+    host: str | None
+    turn: str | None
+    messages_received: int
+    fact_sent: bool | None  # None when the request named no fact
+    reply_kind: str
+    reply: str
+    model: str | None = None  # the model name the client asked for, as it arrived
+    # (role, text) of the last user and assistant messages, each cut short (server.py,
+    # kept_conversation): what the model was sent, as far as the report needs to show it.
+    conversation: tuple[tuple[str, str], ...] = ()
+
+
+class EvidenceLog:
+    """Append-only JSON-lines file, safe to write from the server's threads."""
+
+    def __init__(self, path: Path | None):
+        self._path = path
+        self._lock = threading.Lock()
+
+    def write(self, evidence: Evidence) -> None:
+        if self._path is None:
+            return
+        line = json.dumps(asdict(evidence), ensure_ascii=False) + "\n"
+        with self._lock, self._path.open("a", encoding="utf-8") as log:
+            log.write(line)
+            log.flush()
+
+
+def read_evidence(path: Path) -> list[Evidence]:
+    """Every record in an evidence log; a missing log means no request arrived."""
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8") as log:
+        return [_evidence(json.loads(line)) for line in log if line.strip()]
+
+
+def _evidence(data: dict[str, Any]) -> Evidence:
+    data["conversation"] = tuple((role, text) for role, text in data.get("conversation", ()))
+    return Evidence(**data)
