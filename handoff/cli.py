@@ -417,13 +417,13 @@ def sessions_list(
     also the sessions each `handoff run --store URL` kept there). Without WHERE, the
     lab's home."""
     from handoff import places
-    from handoff.lab import DEFAULT_HOME
+    from handoff.lab import options as lab_options
     from handoff.runs.store import RUNS_DIR
 
     if where is not None and store is not None:
         raise _fail("give WHERE or --store, not both: --store URL is the same as WHERE", ExitCode.BAD_INPUT)
     try:
-        place = places.locate(where if where is not None else store, DEFAULT_HOME, runs_dir or RUNS_DIR)
+        place = places.locate(where if where is not None else store, lab_options.DEFAULT_HOME, runs_dir or RUNS_DIR)
         if isinstance(place, places.Store):
             text = _store_listing(place.url, owner)
         elif owner is not None:
@@ -559,7 +559,8 @@ def lab(
     configuration (unknown id, no token, a refused key), 3 something else failed,
     130 interrupted."""
     from handoff import backends
-    from handoff import lab as labs
+    from handoff.lab.options import DEFAULT_HOME, LabFailure, LabOptions
+    from handoff.lab.runner import run_lab
     from handoff.checker.checks import judge
     from handoff.lab.calls import created_by
     from handoff.runs import store as runs
@@ -578,13 +579,13 @@ def lab(
         chosen = backends.choose(backend, model, provider_url, api_key_env)
         if html_path is not None:
             inputs.writable_file(html_path, "--html")
-        options = labs.LabOptions(chosen, inputs.fact(fact, topic), home or labs.DEFAULT_HOME, session_id, resume,
+        options = LabOptions(chosen, inputs.fact(fact, topic), home or DEFAULT_HOME, session_id, resume,
                                   resume_most_recent, third_turn, show_calls)
-        code = labs.run_lab(options, typer.echo, lambda line: typer.echo(line, err=True), keep=keep,
+        code = run_lab(options, typer.echo, lambda line: typer.echo(line, err=True), keep=keep,
                             creator=lambda sid: created_by(sid, runs.records(root, command=Command.LAB)))
     except UserError as error:
         raise _fail(str(error), 2)
-    except labs.LabFailure as error:
+    except LabFailure as error:
         raise _fail(str(error), 3)
     except KeyboardInterrupt:
         raise _fail("interrupted; the witness model and the runtime were stopped", 130)

@@ -241,7 +241,7 @@ def model_backends() -> Section:
 
 
 def state() -> Section:
-    from handoff.lab import DEFAULT_HOME
+    from handoff.lab.options import DEFAULT_HOME
 
     def where(path: Path, present: str, absent: str) -> str:
         return f"{path} ({present if path.exists() else absent})"

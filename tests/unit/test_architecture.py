@@ -114,6 +114,18 @@ def test_no_module_imports_itself_through_others():
     assert circles == []
 
 
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("__init__.py")), ids=lambda path: module_name(path))
+def test_a_package_face_holds_no_logic(path):
+    """An ``__init__.py`` says what its package holds and imports nothing, so that using one
+    module of a package loads that module only, and the logic has a name to be found by.
+    (The project's version is the one value the package itself carries.)"""
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    kept = [node for node in body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+            and not (isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__version__"])
+            and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")]
+    assert [ast.unparse(node).splitlines()[0] for node in kept] == []
+
+
 @pytest.mark.parametrize("module", sorted(name for name in MODULES if unit(name) == "worker"))
 def test_nothing_in_the_worker_imports_from_above_it(module):
     """The worker runs in processes of its own, on other hosts and in containers: it

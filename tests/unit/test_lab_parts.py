@@ -6,10 +6,11 @@ import re
 
 import pytest
 
-from handoff.protocol import Backend
 from handoff.errors import UserError
 from handoff.fact import Fact
-from handoff.lab import LabOptions, new_lab_session_id, runtime_message
+from handoff.lab.caller import runtime_message
+from handoff.lab.options import LabOptions, new_lab_session_id
+from handoff.protocol import Backend
 
 WITNESS = Backend("witness", "handoff-witness")
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from handoff.cli import app
 from handoff.fact import Fact
-import handoff.lab
+from handoff.lab import options as lab_options
 from handoff.protocol import ActionDone, Backend, EventLog, Finished, Ready, Turn, encode
 from handoff.runs import store as runs
 from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
@@ -116,7 +116,7 @@ def test_the_session_state_folder_itself_lists_its_home(home):
 
 
 def test_without_where_it_lists_the_labs_home_and_says_so_first(home, monkeypatch):
-    monkeypatch.setattr(handoff.lab, "DEFAULT_HOME", home)
+    monkeypatch.setattr(lab_options, "DEFAULT_HOME", home)
     code, output = listed()
     assert code == 0, output
     assert output.splitlines()[0] == (
@@ -126,7 +126,7 @@ def test_without_where_it_lists_the_labs_home_and_says_so_first(home, monkeypatc
 
 
 def test_without_where_and_before_any_lab_run_it_says_how_to_make_one(tmp_path, monkeypatch):
-    monkeypatch.setattr(handoff.lab, "DEFAULT_HOME", tmp_path / "lab-home")
+    monkeypatch.setattr(lab_options, "DEFAULT_HOME", tmp_path / "lab-home")
     code, output = listed()
     assert code == 0
     assert output.startswith(f"The lab's home, {tmp_path / 'lab-home'}, holds no sessions yet: `handoff lab` makes one")

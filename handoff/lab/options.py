@@ -1,0 +1,54 @@
+"""What `handoff lab` is asked to do, checked before anything starts, and where it keeps
+its files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from handoff.errors import UserError
+from handoff.fact import Fact
+from handoff.protocol import Backend
+from handoff.runtime_locator import PROJECT_ROOT
+from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
+
+DEFAULT_HOME = PROJECT_ROOT / ".state" / "lab-home"
+LOG_DIR = "handoff-lab"  # inside the home: the SDK's log and the witness's stderr
+
+Write = Callable[[str], None]
+
+
+class LabFailure(Exception):
+    """The lab could not complete for a reason that is not the user's input (exit 3)."""
+
+
+def new_lab_session_id() -> str:
+    """The lab's own recipe: a readable prefix and random hex, cut to 24 characters."""
+    return new_session_id("sdklabs")
+
+
+@dataclass(frozen=True)
+class LabOptions:
+    backend: Backend
+    fact: Fact
+    home: Path = DEFAULT_HOME
+    session_id: str | None = None  # --session-id: a stable id instead of a random one
+    resume: str | None = None  # --resume ID: only turn 2, typically in a second process
+    resume_most_recent: bool = False  # only turn 2, on the newest stored session
+    third_turn: bool = False  # the lab's exercise: resume again after the metadata
+    show_calls: bool = False  # beside each turn, the SDK call that made it and the process that called
+
+    def check(self) -> None:
+        """Reject contradictory or malformed options before anything starts."""
+        chosen = [name for name, given in (("--resume", self.resume), ("--session-id", self.session_id),
+                                           ("--resume-most-recent", self.resume_most_recent)) if given]
+        if len(chosen) > 1:
+            raise UserError(f"{' and '.join(chosen)} choose the session in different ways: give only one")
+        if not self.fact.value.strip() or not self.fact.topic.strip():
+            raise UserError("--fact and --topic must not be empty")
+        for option, value in (("--resume", self.resume), ("--session-id", self.session_id)):
+            if value is not None and not safe_id(value):  # not echoed: it may be a secret
+                raise UserError(f"{option}: an id is {SAFE_ID_RULE} (it names a directory in the home)")
+        if self.home.exists() and not self.home.is_dir():
+            raise UserError(f"--home {self.home}: exists and is not a directory")
