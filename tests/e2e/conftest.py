@@ -113,11 +113,13 @@ def run_scenarios(chosen: list, fact: Fact = Fact(), **settings) -> Outcome:
     return Outcome(record, judge(record), fact)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """For `pytest -n 2 --dist loadgroup` (make test): the tests that read the default
     matrix share one worker, so it runs once; every other module keeps to one worker, so
-    its module-scoped fixtures run once. Tests marked `serial` (they kill runs with SIGKILL
-    or check the whole machine) are left to a run of their own, after the others."""
+    its module-scoped fixtures run once (tests/unit/test_suite_grouping.py checks that it
+    does). Tests marked `serial` (they kill runs with SIGKILL or check the whole machine)
+    are left to a run of their own, after the others."""
     for item in items:
         if "e2e" not in item.nodeid.split("::")[0]:
             continue
