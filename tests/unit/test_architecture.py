@@ -30,7 +30,8 @@ LAYERS = (
     ("the plan and its record", ("scenario", "capacity", "skew", "runs")),
     ("judging, running, the lab", ("checker", "places", "coordinator", "lab")),
     ("what a person reads", ("report", "export", "doctor")),
-    ("the command", ("cli", "__main__")),
+    ("what each command does", ("app",)),
+    ("the command: options in, exit codes out", ("commands", "cli", "__main__")),
 )
 ORDER = tuple(unit for _, units in LAYERS for unit in units)
 

@@ -1,0 +1,26 @@
+"""`handoff skew`: the version grid as a plan (a cell per pair of installed runtime/SDK
+versions, both ways: handoff/skew/grid.py), executed and kept like any run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from handoff import inputs
+from handoff.app.execute import Executed, Plan, Say, execute, ready_to_run
+from handoff.coordinator.services import RunSettings
+from handoff.skew import grid
+from handoff.words import Command
+
+
+def run_grid(runtimes: list[str], sdks: list[str], fact: str, topic: str, jobs: int, runs_dir: Path,
+             json_path: Path | None, note: Say) -> Executed:
+    """Check the versions and the places to write, then run every cell of the grid."""
+    the_fact = inputs.fact(fact, topic)
+    runtimes, sdks = grid.chosen_versions(runtimes, sdks)
+    cells = grid.plan(grid.pairs(runtimes, sdks))
+    if json_path is not None:
+        inputs.writable_file(json_path, "--json")
+    inputs.writable_directory(runs_dir, "--runs-dir")
+    jobs = ready_to_run(cells, jobs, note)
+    note(f"{len(cells)} cells: runtime {', '.join(runtimes)} × SDK {', '.join(sdks)}, both ways, {jobs} at a time ...")
+    return execute(Plan(cells, RunSettings(fact=the_fact, jobs=jobs), runs_dir, Command.SKEW))

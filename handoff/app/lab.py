@@ -1,0 +1,43 @@
+"""`handoff lab`: the lab's transcript (handoff/lab/), each run of it kept like any run:
+stored, judged, and written as an HTML report when one was asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from handoff import backends, inputs
+from handoff.app.execute import Executed, Say, keep
+from handoff.app.outputs import write_html
+from handoff.lab.calls import created_by
+from handoff.lab.options import DEFAULT_HOME, LabOptions
+from handoff.lab.runner import run_lab
+from handoff.runs import store as runs
+from handoff.words import Command
+
+
+def lab_options(backend: str, model: str | None, provider_url: str | None, api_key_env: str | None, fact: str,
+                topic: str, home: Path | None, html_path: Path | None, **choices) -> LabOptions:
+    """The lab's options from the command's: the model backend chosen, the place of the
+    HTML report and the fact checked (``choices``: session_id, resume, resume_most_recent,
+    third_turn, show_calls, which the lab checks itself)."""
+    chosen = backends.choose(backend, model, provider_url, api_key_env)
+    if html_path is not None:
+        inputs.writable_file(html_path, "--html")
+    return LabOptions(chosen, inputs.fact(fact, topic), home or DEFAULT_HOME, **choices)
+
+
+def run_and_keep(options: LabOptions, runs_dir: Path, html_path: Path | None, say: Say,
+                 note: Say) -> tuple[int, Executed | None]:
+    """Run the lab (its exit code, see handoff/lab/runner.py) and keep its record, also
+    when it fails part way; returns the code and the kept run (None: the runtime never
+    started, so nothing was recorded)."""
+    kept: list[Executed] = []
+
+    def keep_record(record) -> None:
+        kept.append(keep(record, runs_dir))
+        if html_path is not None:
+            write_html(html_path, record, kept[-1].judgement, note)
+
+    code = run_lab(options, say, note, keep=keep_record,
+                   creator=lambda session_id: created_by(session_id, runs.records(runs_dir, command=Command.LAB)))
+    return code, kept[-1] if kept else None

@@ -1,0 +1,41 @@
+"""The files a command is asked to write (--json, --html, -o): each replaced whole, so a
+reader never sees half of one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from handoff.checker.verdicts import RunJudgement
+from handoff.report import formats
+from handoff.runs.record import RunRecord
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """A reader never sees a half-written file. The temporary file beside it is a new one
+    of a name nobody can guess (made with O_EXCL: a link placed there is never followed),
+    and is gone whatever happens; only the path the user named is replaced."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent or ".")
+    try:
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_html(path: Path, record: RunRecord, judgement: RunJudgement, note: Callable[[str], None]) -> None:
+    write_atomically(path, formats.rendered(record, judgement, "html").encode())
+    note(f"HTML report: {path} (one file; open it in a browser, e.g. file://{path.absolute()})")
+
+
+def write_outputs(record: RunRecord, judgement: RunJudgement, json_path: Path | None, html_path: Path | None,
+                  note: Callable[[str], None]) -> None:
+    """The run's record and judgement as JSON, and its HTML report, where they were asked for."""
+    if json_path is not None:
+        write_atomically(json_path, formats.as_json(record, judgement))
+    if html_path is not None:
+        write_html(html_path, record, judgement, note)

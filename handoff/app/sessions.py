@@ -1,0 +1,95 @@
+"""`handoff sessions list`: the sessions of what a user has, most recent first: a Copilot
+home (read from its session-state/ files, without starting a runtime), a folder of homes
+(as `handoff run --keep` leaves them), a stored run (from its record) or a database
+store (its session registry)."""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime
+from pathlib import Path
+
+from handoff import places
+from handoff.errors import UserError
+from handoff.eventlog import SESSION_STATE
+from handoff.lab import options as lab_options
+from handoff.report.sessions import home_sessions_table, run_sessions_table, sessions_table
+from handoff.runs.sessions import homes_still_there, run_sessions
+from handoff.stores.database import redacted
+from handoff.stores.homes import home_sessions, is_home
+from handoff.words import Command, StoreKind
+
+
+def listing(where: str | None, owner: str | None, runs_dir: Path) -> str:
+    """The sessions of ``where`` (None: the lab's home), only ``owner``'s when given; a
+    UserError says what ``where`` is when it is none of those."""
+    place = places.locate(where, lab_options.DEFAULT_HOME, runs_dir)
+    if isinstance(place, places.Store):
+        return _store_listing(place.url, owner)
+    if owner is not None and not isinstance(place, places.Run):
+        raise UserError("--owner: a Copilot home records no owner (a store's registry and a run's steps do); "
+                        "leave --owner out")
+    if isinstance(place, places.Run):
+        return _run_listing(place.found, owner)
+    if isinstance(place, places.Homes):
+        return "\n\n".join([f"{place.path} holds {_count(len(place.homes), 'Copilot home')} (as `handoff run "
+                             f"--keep` leaves them):"] + [_home_listing(home) for home in place.homes])
+    return _home_listing(place.path, place.default)
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}" + ("" if number == 1 else "s")
+
+
+def _home_listing(home: Path, default: bool = False) -> str:
+    """A Copilot home's sessions under a first line that says which home was read."""
+    if default and not is_home(home):
+        return (f"The lab's home, {home}, holds no sessions yet: `handoff lab` makes one there. To list others: "
+                f"`handoff sessions list WHERE`, WHERE a Copilot home (e.g. ~/.copilot), a run (`handoff runs`) or "
+                f"a store.")
+    try:
+        found = home_sessions(home)
+    except OSError as error:
+        raise UserError(f"cannot list {home / SESSION_STATE}: {error.strerror or error}") from None
+    said = f"{_count(len(found), 'session')}, read from its {SESSION_STATE}/ without starting a runtime"
+    if not found:
+        said = f"no sessions in its {SESSION_STATE}/"
+    if default:
+        first = (f"The lab's home, {home} (the default; `handoff sessions list WHERE` lists another home, a run or a "
+                 f"store): {said}")
+    else:
+        first = f"Copilot home {shlex.quote(str(home))}: {said}"
+    return first + (f"\n{home_sessions_table(found)}" if found else "")
+
+
+def _run_listing(found, owner: str | None) -> str:
+    """A stored run's sessions, from its record, and where their files are now."""
+    record = found.record
+    sessions = run_sessions(record, owner)
+    began = datetime.fromtimestamp(record.started_at).strftime("%Y-%m-%d %H:%M:%S")
+    first = f"Run {record.id} (`handoff {record.command}`, {began}): "
+    if not sessions:
+        return first + ("no step acting as that owner used a session" if owner else "its steps used no session")
+    lines = [first + f"{_count(len(sessions), 'session')} its steps used, from its record ({found.path})",
+             run_sessions_table(sessions)]
+    kept = homes_still_there(sessions)
+    for home in kept:
+        lines.append(f"Their files are still in {home}: `handoff sessions list {shlex.quote(str(home))}` reads them.")
+    used = list(dict.fromkeys(home for s in sessions for home in s.home_dirs))
+    if not kept and record.command == Command.LAB and used:
+        lines.append(f"The home it used, {', '.join(used)}, holds no session-state/ any more." if len(used) == 1 else
+                     f"The homes it used, {', '.join(used)}, hold no session-state/ any more.")
+    elif not kept and any(s.store != StoreKind.POSTGRES for s in sessions):
+        lines.append("Their files were in the run's own homes and stores, removed when it ended (`handoff run --keep "
+                     "DIR` keeps the homes; `handoff sessions list DIR` reads them).")
+    if record.options.store and any(s.store == StoreKind.POSTGRES for s in sessions):
+        lines.append(f"Its database scenarios' sessions are kept on {record.options.store}: `handoff sessions list` "
+                     f"with the URL you gave lists them.")
+    elif any(s.store == StoreKind.POSTGRES for s in sessions):
+        lines.append("Its database scenarios' sessions were in the run's throwaway PostgreSQL, deleted when it ended.")
+    return "\n".join(lines)
+
+
+def _store_listing(url: str, owner: str | None) -> str:
+    found = places.registries(url, owner)
+    return f"The session registry in {redacted(url)}:\n{sessions_table(found)}"

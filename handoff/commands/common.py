@@ -1,0 +1,71 @@
+"""What the commands share: the options several of them take, and how a failure becomes
+an error line and an exit code (handoff.checker.verdicts.ExitCode)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from handoff.checker.verdicts import ExitCode
+from handoff.errors import UserError
+
+# The fact a run tells and asks about, shared by `run`, `skew`, `lab` and `export k8s`.
+FactOption = Annotated[str, typer.Option(help="The value the model is asked to remember.")]
+TopicOption = Annotated[str, typer.Option(help="What the value is a favourite of.")]
+# The model backend options, shared by `run` and `lab` (see handoff.backends).
+BackendOption = Annotated[str, typer.Option(
+    help="Where the model comes from: witness (embedded), copilot (the GitHub Copilot service; token from "
+         "COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN) or openai-compatible (--provider-url, e.g. Ollama).")]
+ModelOption = Annotated[Optional[str], typer.Option(
+    help="Model id. Default: handoff-witness; claude-haiku-4.5 with --backend copilot; required with openai-compatible.")]
+ProviderUrlOption = Annotated[Optional[str], typer.Option(
+    help="openai-compatible: the endpoint, e.g. http://localhost:11434/v1.")]
+ApiKeyEnvOption = Annotated[Optional[str], typer.Option(
+    metavar="VAR", help="openai-compatible: the NAME of the variable holding the API key.")]
+
+
+EngineOption = Annotated[str, typer.Option(
+    "--engine", help="The container engine for container hosts: podman, or docker (needs a reachable Docker daemon).")]
+
+
+RunsDirOption = Annotated[Optional[Path], typer.Option(
+    "--runs-dir", metavar="DIR", envvar="HANDOFF_RUNS_DIR",
+    help="Where runs are stored (default: .state/runs in this project).")]
+# How a run is shown, shared by `run`, `report` and `lab`.
+FormatOption = Annotated[str, typer.Option("--format", help="table, markdown, json or html.")]
+WideOption = Annotated[bool, typer.Option(
+    "--wide", help="Every column of every turn (tell rows too) and each scenario's full explanation, instead of "
+                   "the learner's table that fits 100 columns.")]
+HtmlOption = Annotated[Optional[Path], typer.Option(
+    "--html", metavar="PATH", help="Also write the HTML report here: one self-contained file with a sequence "
+                                   "diagram per scenario.")]
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def note(line: str) -> None:
+    """A line for the person on stderr: stdout is the table's, the transcript's or the report's."""
+    typer.echo(line, err=True)
+
+
+@contextlib.contextmanager
+def run_failures():
+    """What ends a run early, as its exit code: bad input 2, the tool failing 3, Ctrl-C
+    130 (saying truly whether everything was removed)."""
+    from handoff.app.execute import after_interrupt
+    from handoff.coordinator.services import CoordinatorError
+
+    try:
+        yield
+    except UserError as error:
+        raise fail(str(error), ExitCode.BAD_INPUT)
+    except CoordinatorError as error:
+        raise fail(str(error), ExitCode.TOOL_FAILED)
+    except KeyboardInterrupt:
+        raise fail(after_interrupt(), ExitCode.INTERRUPTED)

@@ -1,0 +1,103 @@
+"""The tools around the runs: the witness model standalone, a scenario as Kubernetes
+manifests, the worker image, the cleanup after killed runs and the doctor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from handoff import inputs
+from handoff.app.outputs import write_atomically
+from handoff.checker.verdicts import ExitCode
+from handoff.commands.common import EngineOption, FactOption, TopicOption, fail, note
+from handoff.errors import UserError
+from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
+
+
+def witness(
+    port: int = typer.Option(0, min=0, max=65535, help="Port to listen on (0 picks a free one)."),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on."),
+    evidence: Optional[Path] = typer.Option(None, help="Append a JSON line per request to this file."),
+) -> None:
+    """Run the witness model standalone (an OpenAI-compatible endpoint)."""
+    from handoff.witness.__main__ import serve
+
+    if evidence is not None:
+        try:
+            inputs.writable_file(evidence, "--evidence")
+        except UserError as error:
+            raise fail(str(error), ExitCode.BAD_INPUT)
+    raise typer.Exit(serve(host, port, evidence))
+
+
+def export_k8s(
+    name: Annotated[str, typer.Argument(metavar="SCENARIO", help="A scenario name or .toml file.")],
+    image: Annotated[str, typer.Option(help="The image the cluster pulls: the Containerfile's standalone target, "
+                                       "pushed to your registry.")] = "registry.example/copilot-handoff:standalone",
+    store: Annotated[Optional[str], typer.Option(metavar="postgresql://user:password@host:5432/db",
+                                                 help="The cluster's PostgreSQL, for a postgres scenario.")] = None,
+    fact: FactOption = DEFAULT_VALUE,
+    topic: TopicOption = DEFAULT_TOPIC,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
+) -> None:
+    """Kubernetes manifests for a scenario: a Job per step, a witness Deployment and Service,
+    the shared home as a claim or the session files in PostgreSQL. Nothing is applied."""
+    from handoff.app.export import k8s_manifests
+
+    try:
+        text = k8s_manifests(name, image, store, fact, topic, output)
+    except UserError as error:
+        raise fail(str(error), ExitCode.BAD_INPUT)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        write_atomically(output, text.encode())
+
+
+def image_build(engine: EngineOption = "podman") -> None:
+    """Build the worker image if this machine does not have it yet (once per machine;
+    offline: debootstrap from Debian's packages, then an import). `make containers` runs this."""
+    from handoff.containers import building
+
+    try:
+        inputs.engine(engine)
+        tag = building.build(engine, lambda line: typer.echo(line, err=True))
+    except UserError as error:
+        raise fail(str(error), ExitCode.BAD_INPUT)
+    except building.BuildFailed as error:
+        raise fail(str(error), ExitCode.TOOL_FAILED)
+    except KeyboardInterrupt:
+        raise fail("interrupted; nothing half-built was kept", ExitCode.INTERRUPTED)
+    typer.echo(tag)
+
+
+def image_tag() -> None:
+    """Print the worker image's tag (a hash of the Containerfile), e.g. for `podman build -t`."""
+    from handoff.containers import image
+
+    try:
+        typer.echo(image.recipe().tag)
+    except image.ImageError as error:
+        raise fail(str(error), ExitCode.BAD_INPUT)
+
+
+def clean() -> None:
+    """Remove what runs that were killed (kill -9, a lost terminal) left behind: their
+    processes, containers, volumes, container networks, network namespaces, links, run
+    directories and database servers. Runs still going are left alone."""
+    from handoff.app.cleanup import clean_up
+
+    raise typer.Exit(0 if clean_up(typer.echo, note) else 1)
+
+
+def doctor() -> None:
+    """What is ready and what is missing (run this first when something fails).
+
+    Exit code 0 when the default matrix can run, 1 when a line marked FAIL must be fixed."""
+    from handoff import doctor as checks
+
+    sections = checks.diagnose()
+    typer.echo(checks.render(sections))
+    raise typer.Exit(0 if checks.ready(sections) else 1)
