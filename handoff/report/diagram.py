@@ -13,18 +13,15 @@ where its step's last message is. The coordinator, the stores and the model live
 the whole scenario and head the diagram. Where a sequence's steps overlap in time (no
 record the lab makes does), every participant gets a column of its own instead.
 
-Text widths are the sums of DejaVu Sans's advance widths (the page's font; the fallbacks,
-Arial and Helvetica, are narrower), which keeps the layout deterministic and testable
-without a browser. The template (templates/diagram.svg.j2) only draws what is placed here.
+Text is measured and wrapped as typeset.py says. The template (templates/diagram.svg.j2) only draws what is placed here.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from handoff.report.sequence import Message, Participant, Sequence
+from handoff.report.typeset import EPSILON, Line, line_counts, plain, text_px, text_width, wrap
 
 WIDTH = 1180.0  # px: the page's column at 1280 px (the style sheet scales a wider diagram down to it)
 LINE = 15  # px per line of a label or a lane's header
@@ -37,11 +34,7 @@ MIN_GAP = 56  # between two lifelines, however short their labels
 ARROW_ROOM = 28  # what an arrow needs besides its label: its head and some air
 ACTIVATION = 8  # the width of the bar that shows when a worker or runtime is busy
 FACT_SUFFIX = " ✓"  # after a fact the model was sent (" ✗" when it was not)
-EPSILON = 0.01  # px: what rounding may take off a sum of gaps
 STEP_LANES = ("worker:", "runtime:")  # a step's processes: they live while the step runs
-
-Piece = tuple[str, str]  # (text, class): "" for plain text, "fact seen", "fact absent", "mark"
-Line = tuple[Piece, ...]
 
 
 @dataclass(frozen=True)
@@ -116,39 +109,7 @@ class Diagram:
     activations: tuple[Activation, ...]
 
 
-# --- text -------------------------------------------------------------------------------
-
-# DejaVu Sans's advance widths at 12 px, as Chromium measures them, for the characters
-# from " " to "~"; any other character is taken as the widest of the symbols the labels use.
-_ASCII = "".join(chr(code) for code in range(32, 127))
-_ADVANCES = {
-    "regular": "3.81 4.81 5.52 10.05 7.63 11.40 9.36 3.30 4.68 4.68 6.00 10.05 3.81 4.33 3.81 4.04 " + "7.63 " * 10 +
-               "4.04 4.04 10.05 10.05 10.05 6.37 12.00 8.21 8.23 8.38 9.24 7.58 6.90 9.30 9.02 3.54 3.54 7.87 6.69 "
-               "10.35 8.98 9.45 7.24 9.45 8.34 7.62 7.33 8.78 8.21 11.87 8.22 7.33 8.22 4.68 4.04 4.68 10.05 6.00 "
-               "6.00 7.35 7.62 6.60 7.62 7.38 4.22 7.62 7.61 3.33 3.33 6.95 3.33 11.69 7.61 7.34 7.62 7.62 4.93 6.25 "
-               "4.71 7.61 7.10 9.81 7.10 7.10 6.30 7.63 4.04 7.63 10.05",
-    "bold": "4.18 5.47 6.25 10.05 8.35 12.02 10.46 3.67 5.48 5.48 6.28 10.05 4.56 4.98 4.56 4.38 " + "8.35 " * 10 +
-            "4.80 4.80 10.05 10.05 10.05 6.96 12.00 9.29 9.15 8.81 9.96 8.20 8.20 9.85 10.04 4.46 4.46 9.30 7.65 "
-            "11.94 10.04 10.20 8.79 10.20 9.24 8.64 8.19 9.74 9.29 13.24 9.25 8.69 8.70 5.48 4.38 5.48 10.05 6.00 "
-            "6.00 8.10 8.59 7.11 8.59 8.14 5.22 8.59 8.54 4.11 4.11 7.98 4.11 12.50 8.54 8.24 8.59 8.59 5.92 7.14 "
-            "5.74 8.54 7.82 11.09 7.74 7.82 6.98 8.54 4.38 8.54 10.05",
-}
-_WIDTHS = {style: dict(zip(_ASCII, map(float, numbers.split()))) for style, numbers in _ADVANCES.items()}
-OTHER = 12.0  # px: a character outside the table (“ ” → ✓ ✗ … are 6 to 12 px)
-MONO = 7.23  # DejaVu Sans Mono, every character
-SIZES = {"regular": ("regular", 1.0), "bold": ("bold", 1.0), "small": ("regular", 11 / 12), "mono": ("mono", 1.0),
-         "title": ("bold", 13 / 12)}
-
-
-@lru_cache(maxsize=8192)
-def text_px(text: str, style: str = "regular") -> float:
-    """How wide ``text`` is drawn in a style: regular, bold, mono (12 px), small (11 px),
-    title (13 px bold)."""
-    face, scale = SIZES[style]
-    if face == "mono":
-        return len(text) * MONO * scale
-    widths = _WIDTHS[face]
-    return sum(widths.get(char, OTHER) for char in text) * scale
+# --- a message's label ----------------------------------------------------------------
 
 
 def style(kind: str) -> str:
@@ -170,113 +131,16 @@ def pieces(message: Message) -> Line:
             (FACT_SUFFIX if message.fact.seen else " ✗", "mark"))
 
 
-def text_width(line: Line | list[Piece], how: str) -> float:
-    """How wide a line is drawn (a space that ends it takes no room; the fact is bold)."""
-    line = list(line)
-    while line and line[-1][0].strip(" ") == "":
-        line.pop()
-    if line:
-        line[-1] = (line[-1][0].rstrip(" "), line[-1][1])
-    return sum(text_px(text, "bold" if cls.startswith("fact") else how) for text, cls in line)
-
-
 def label_width(message: Message) -> float:
     """How wide a message's label is on one line: its text, then the fact and its mark."""
     return text_width(pieces(message), style(message.kind))
 
 
-_BREAK = re.compile(r"(?<=[ (=/,;|-])")  # a line may break after a space, and inside an id or a call
-
-
-@dataclass(frozen=True)
-class _Unit:
-    """Pieces no line breaks inside, measured: without and with their trailing spaces."""
-
-    pieces: tuple[Piece, ...]
-    bare: float
-    full: float
-    characters: tuple[tuple[str, str, float], ...]  # each character, its piece's class, its width
-
-
-def _units(line: Line, how: str) -> list[_Unit]:
-    """The pieces cut where a line may break, measured; the fact and its mark are never
-    parted."""
-    units: list[list[Piece]] = []
-    for text, cls in line:
-        chunks = [text] if cls else [chunk for chunk in _BREAK.split(text) if chunk]
-        for index, chunk in enumerate(chunks):
-            if cls == "mark" or (cls.startswith("fact") and units and index == 0 and
-                                 not units[-1][-1][0].endswith(" ")):
-                units[-1].append((chunk, cls))  # glued to what precedes it
-            else:
-                units.append([(chunk, cls)])
-    return [_measured(tuple((char, cls, text_px(char, "bold" if cls.startswith("fact") else how))
-                            for text, cls in unit for char in text)) for unit in units]
-
-
-def _measured(characters: tuple[tuple[str, str, float], ...]) -> _Unit:
-    full = sum(wide for _, _, wide in characters)
-    trailing = 0.0
-    for char, _, wide in reversed(characters):
-        if char != " ":
-            break
-        trailing += wide
-    return _Unit(_merged([(char, cls) for char, cls, _ in characters]), full - trailing, full, characters)
-
-
-def _hard_split(unit: _Unit, width: float) -> list[_Unit]:
-    """A unit wider than a whole line, in parts each at most ``width`` wide (at least a
-    character each)."""
-    parts: list[list[tuple[str, str, float]]] = [[]]
-    used = 0.0
-    for char, cls, wide in unit.characters:
-        if parts[-1] and used + wide > width + EPSILON and char != " ":
-            parts.append([])
-            used = 0.0
-        parts[-1].append((char, cls, wide))
-        used += wide
-    return [_measured(tuple(part)) for part in parts]
-
-
-def _merged(line: list[Piece]) -> Line:
-    out: list[Piece] = []
-    for text, cls in line:
-        if out and out[-1][1] == cls:
-            out[-1] = (out[-1][0] + text, cls)
-        else:
-            out.append((text, cls))
-    return tuple(out)
-
-
-def _wrapped(units: list[_Unit], width: float) -> list[list[Piece]]:
-    lines: list[list[Piece]] = [[]]
-    used = 0.0  # the line so far, its trailing spaces too (they take room once something follows them)
-    for unit in units:
-        for part in (_hard_split(unit, width) if unit.bare > width + EPSILON else [unit]):
-            if lines[-1] and used + part.bare > width + EPSILON:
-                lines.append([])
-                used = 0.0
-            lines[-1].extend(part.pieces)
-            used += part.full
-    return lines
-
-
-def wrap(line: Line, width: float, how: str) -> tuple[Line, ...]:
-    """``line`` on as many lines as it needs to be at most ``width`` px wide each, in the
-    style ``how``. Every character is kept (a line ends with the space it broke at), so
-    the lines joined are the text again."""
-    return tuple(_merged(line) for line in _wrapped(_units(line, how), width))
-
-
-def _text(line: Line) -> str:
-    return "".join(text for text, _ in line).rstrip(" ")
-
-
 def _header(participant: Participant) -> tuple[tuple[str, ...], int, float]:
     """A lane's header lines (its title's, then its details'), how many are the title's,
     and the width of its box."""
-    title = [_text(line) for line in wrap(((participant.title, ""),), HEADER_TEXT, "bold")]
-    details = [_text(line) for detail in participant.details for line in wrap(((detail, ""),), HEADER_TEXT, "small")]
+    title = [plain(line) for line in wrap(((participant.title, ""),), HEADER_TEXT, "bold")]
+    details = [plain(line) for detail in participant.details for line in wrap(((detail, ""),), HEADER_TEXT, "small")]
     widest = max([text_px(line, "bold") for line in title] + [text_px(line, "small") for line in details])
     return (*title, *details), len(title), widest + 2 * PADDING
 
@@ -314,23 +178,9 @@ def _columns(sequence: Sequence, shared: bool) -> dict[str, int]:
 
 
 def _line_counts(message: Message) -> list[tuple[float, int]]:
-    """The widths at which a label takes fewer lines: (room for the text, lines there),
-    the room narrowest first, down to one line at its full width."""
-    how = style(message.kind)
-    units = _units(pieces(message), how)
-    full = text_width(pieces(message), how)
-    found = [(full, 1)]
-    lines = len(_wrapped(units, max(full / 8, MIN_GAP - ARROW_ROOM))) if full > 0 else 1
-    for count in range(2, min(lines, 8) + 1):  # the least room for each count, by halving
-        low, high = 0.0, full
-        while high - low > 2:
-            middle = (low + high) / 2
-            if len(_wrapped(units, middle)) <= count:
-                high = middle
-            else:
-                low = middle
-        found.append((high, count))
-    return sorted(found)
+    """The widths at which a label takes fewer lines; an arrow's has at least the room
+    between two lifelines MIN_GAP apart."""
+    return line_counts(pieces(message), style(message.kind), MIN_GAP - ARROW_ROOM)
 
 
 def _lines_at(counts: list[tuple[float, int]], room: float) -> int:
@@ -408,13 +258,11 @@ def _bands(sequence: Sequence, step_of: dict[str, str] | None) -> tuple[set[str]
 def layout(sequence: Sequence, width: float = WIDTH) -> Diagram:
     """Where everything goes, within ``width`` when the headers leave room for it (a
     sequence whose lanes cannot all share columns may need more)."""
-    messages = sequence.messages
     if not sequence.participants:
         return Diagram(2 * MARGIN, 2 * MARGIN, (), (), (), ())
     step_of = _steps_in_turn(sequence)
     column = _columns(sequence, step_of is not None)
     headers = {p.key: _header(p) for p in sequence.participants}
-    header_height = {key: PADDING + len(lines) * LINE + PADDING / 2 for key, (lines, _, _) in headers.items()}
     widths = [0.0] * (max(column.values()) + 1)
     for key, (_, _, box) in headers.items():
         widths[column[key]] = max(widths[column[key]], box)
@@ -423,9 +271,42 @@ def layout(sequence: Sequence, width: float = WIDTH) -> Diagram:
         xs.append(xs[-1] + gap)
     where = {key: xs[index] for key, index in column.items()}
     right_edge = max(width, xs[-1] + widths[-1] / 2 + MARGIN)  # what a note may reach
+    rows = _rows(sequence, step_of, headers, where, right_edge)
+    arrows, notes, busy = _drawn(sequence.messages, rows, where, right_edge)
+    activations = tuple(Activation(key, where[key] - ACTIVATION / 2, rows.ys[min(at)] - ROW / 2, rows.ys[max(at)] + ROW / 4)
+                        for key, at in busy.items() if key.startswith(STEP_LANES))
+    lanes = []
+    for participant in sequence.participants:
+        key = participant.key
+        lines, title_lines, box = headers[key]
+        top, header_height = rows.tops[key], rows.header_height[key]
+        if step_of and key in step_of:  # a step's process: its lifeline ends with its step
+            busy_rows = busy.get(key)
+            end = rows.ys[max(busy_rows)] + ROW / 3 if busy_rows else top + header_height + ROW / 3
+        else:
+            end = rows.height - 4
+        lanes.append(Lane(participant, where[key], box, lines, title_lines, top, header_height, end))
+    right = max([xs[-1] + widths[-1] / 2] + [note.x + note.width for note in notes]) + MARGIN
+    return Diagram(right, rows.height, tuple(lanes), tuple(arrows), tuple(notes), activations)
 
-    # Top to bottom: the header boxes, then each message's row (as tall as its lines),
-    # with a step's header boxes before its first message.
+
+@dataclass(frozen=True)
+class _Rows:
+    """Top to bottom: where each lane's header box stands, and each message's row."""
+
+    tops: dict[str, float]  # each lane's header box
+    header_height: dict[str, float]
+    wrapped: tuple[tuple[Line, ...], ...]  # each message's label, on its lines
+    ys: tuple[float, ...]  # each message's row
+    height: float
+
+
+def _rows(sequence: Sequence, step_of: dict[str, str] | None, headers: dict, where: dict[str, float],
+          right_edge: float) -> _Rows:
+    """The header boxes, then each message's row (as tall as its lines), with a step's
+    header boxes before its first message."""
+    messages = sequence.messages
+    header_height = {key: PADDING + len(lines) * LINE + PADDING / 2 for key, (lines, _, _) in headers.items()}
     on_top, bands = _bands(sequence, step_of)
     tops = dict.fromkeys(on_top, float(MARGIN))
     cursor = MARGIN + max((header_height[key] for key in on_top), default=0.0)
@@ -447,11 +328,15 @@ def layout(sequence: Sequence, width: float = WIDTH) -> Diagram:
         wrapped.append(lines)
         cursor += ROW + (len(lines) - 1) * LINE
         ys.append(cursor)
-    height = cursor + ROW
+    return _Rows(tops, header_height, tuple(wrapped), tuple(ys), cursor + ROW)
 
+
+def _drawn(messages: tuple[Message, ...], rows: _Rows, where: dict[str, float],
+           right_edge: float) -> tuple[list[Arrow], list[Note], dict[str, list[int]]]:
+    """Each message as an arrow or a note in its row, and the rows each lane is busy in."""
     arrows, notes = [], []
     busy: dict[str, list[int]] = {}
-    for row, (message, lines, y) in enumerate(zip(messages, wrapped, ys)):
+    for row, (message, lines, y) in enumerate(zip(messages, rows.wrapped, rows.ys)):
         for key in {message.source, message.target}:
             busy.setdefault(key, []).append(row)
         if message.is_note:
@@ -462,19 +347,4 @@ def layout(sequence: Sequence, width: float = WIDTH) -> Diagram:
         x1, x2 = where[message.source], where[message.target]
         shift = ACTIVATION / 2 if x2 > x1 else -ACTIVATION / 2  # arrows leave and meet the activation bars' edges
         arrows.append(Arrow(message, row, x1 + shift, x2 - shift, y, min(x1, x2) + ACTIVATION / 2 + 6, lines))
-    activations = tuple(
-        Activation(key, where[key] - ACTIVATION / 2, ys[min(rows)] - ROW / 2, ys[max(rows)] + ROW / 4)
-        for key, rows in busy.items() if key.startswith(STEP_LANES))
-
-    lanes = []
-    for participant in sequence.participants:
-        key = participant.key
-        lines, title_lines, box = headers[key]
-        if step_of and key in step_of:  # a step's process: its lifeline ends with its step
-            rows = busy.get(key)
-            end = ys[max(rows)] + ROW / 3 if rows else tops[key] + header_height[key] + ROW / 3
-        else:
-            end = height - 4
-        lanes.append(Lane(participant, where[key], box, lines, title_lines, tops[key], header_height[key], end))
-    right = max([xs[-1] + widths[-1] / 2] + [note.x + note.width for note in notes]) + MARGIN
-    return Diagram(right, height, tuple(lanes), tuple(arrows), tuple(notes), activations)
+    return arrows, notes, busy

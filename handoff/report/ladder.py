@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement
 from handoff.report import summary, terminal
-from handoff.report.diagram import WIDTH, Line, text_px, text_width, wrap
+from handoff.report.diagram import WIDTH
 from handoff.report.outcomes import Standing, judged_turns, standing
+from handoff.report.typeset import Line, text_px, text_width, wrap
 from handoff.scenario import Scenario
 from handoff.words import Verdict
 

@@ -15,12 +15,12 @@ from handoff.checker.checks import judge
 from handoff.fact import Fact
 from handoff.protocol import ActionDone, ActionFailed, Backend, EventLog, Finished, Holding, Ready, Turn, encode
 from handoff.report import summary
-from handoff.report.diagram import (ACTIVATION, ARROW_ROOM, MARGIN, ROW, WIDTH, label_width, layout, pieces, style,
-                                    text_px, text_width, wrap)
+from handoff.report.diagram import ACTIVATION, ARROW_ROOM, MARGIN, ROW, WIDTH, label_width, layout, pieces, style
 from handoff.report.html import marked, page
 from handoff.report.ladder import ladder
 from handoff.report.sequence import (COORDINATOR, LABEL_CHARACTERS, MODEL, FactMark, Message, Participant, Sequence,
                                      sequence)
+from handoff.report.typeset import text_px, text_width, wrap
 from handoff.runs.record import FaultRecord, RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.scenario import Scenario, Step
 from handoff.witness.evidence import Evidence

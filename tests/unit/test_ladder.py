@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 
 from handoff.checker.verdicts import Expectation, RunJudgement, ScenarioJudgement, TurnJudgement
-from handoff.report.diagram import text_px
 from handoff.report.ladder import CHIP_GAP, CHIP_PADDING, RAILS, SYMBOLS, ladder
 from handoff.report.outcomes import Standing
+from handoff.report.typeset import text_px
 from handoff.scenario import Scenario, Step
 from handoff.words import Verdict
 from tests.unit.test_checker_paths import facts
