@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from handoff import scenario
+from handoff import scenario_files
 from handoff.checker.checks import judge
 from handoff.faults.kinds import KINDS
 
@@ -27,7 +27,7 @@ RUN_TIMEOUT_SECONDS = 600.0
 
 def healing_scenarios() -> list[str]:
     """The fault scenarios with at least one fault that heals."""
-    return [s.name for s in scenario.tagged("faults")
+    return [s.name for s in scenario_files.tagged("faults")
             if any(KINDS[plan.kind].heals for step in s.steps for plan in step.faults)]
 
 

@@ -35,7 +35,7 @@ import time
 
 import psutil
 
-from handoff import capacity, scenario
+from handoff import capacity, scenario_files
 from handoff.fact import Fact
 
 from bench import scale_hosts
@@ -150,7 +150,7 @@ async def run(bench: Bench, sizes: list[int], levels: list[int] | None = None, r
          "concurrency used"],
         [[f"{peak_one / MIB:.0f} MiB", f"{available / MIB:.0f} MiB", str(by_memory), str(2 * cores()), str(bound)]],
         caption="The concurrency bound"))
-    per_job = capacity.bytes_per_job(scenario.select([]))
+    per_job = capacity.bytes_per_job(scenario_files.select([]))
     section.findings.append(
         f"`handoff run` bounds its --jobs the same way, with {capacity.RUNTIME_PEAK_BYTES // MIB} MiB per worker + "
         f"runtime ({per_job // MIB} MiB per scenario slot, for the scenario that holds two runtimes): with this "

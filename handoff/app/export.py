@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from handoff import inputs
-from handoff import scenario as scenarios
+from handoff import scenario_files
 from handoff.export import k8s
 
 
 def k8s_manifests(name: str, image: str, store: str | None, fact: str, topic: str, output: Path | None) -> str:
     """The manifests' text for the scenario ``name``; a UserError names an option that is wrong."""
-    [chosen] = scenarios.select([name])
+    [chosen] = scenario_files.select([name])
     if store is not None:
         inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db")
     if output is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from handoff import backends, inputs
-from handoff import scenario as scenarios
+from handoff import scenario_files
 from handoff.app.execute import Executed, Plan, Say, execute, ready_to_run
 from handoff.coordinator.services import RunSettings
 from handoff.errors import UserError
@@ -68,7 +68,7 @@ def run_matrix(options: MatrixOptions, say: Say, note: Say) -> Executed:
 def _chosen(options: MatrixOptions) -> list[Scenario]:
     if options.faults and options.names:
         raise UserError("--faults runs the fault scenarios; name scenarios without it, or give --faults alone")
-    return scenarios.tagged("faults") if options.faults else scenarios.select(options.names)
+    return scenario_files.tagged("faults") if options.faults else scenario_files.select(options.names)
 
 
 def _check_places(options: MatrixOptions) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from handoff import inputs
-from handoff import scenario as scenarios
+from handoff import scenario_files
 from handoff.app.outputs import write_atomically, write_html
 from handoff.checker.verdicts import ExitCode
 from handoff.commands.common import FormatOption, RunsDirOption, WideOption, fail, note
@@ -22,7 +22,7 @@ from handoff.words import Command
 def list_scenarios() -> None:
     """List the scenarios in the default matrix, in ladder order, then the fault scenarios."""
     try:
-        loaded, faults = scenarios.select([]), scenarios.tagged("faults")
+        loaded, faults = scenario_files.select([]), scenario_files.tagged("faults")
     except UserError as error:
         raise fail(str(error), 2)
     width = max((len(item.name) for item in loaded + faults), default=0) + 2

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from handoff.errors import UserError
-from handoff.scenario import SCENARIO_DIR
+from handoff.scenario_files import SCENARIO_DIR
 from handoff.versions import well_formed
 from handoff.words import EXPECTABLE, TELL_EXPECTABLE
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from handoff import versions
 from handoff.errors import UserError
-from handoff.scenario import SCENARIO_DIR, Scenario, load
+from handoff.scenario import Scenario
+from handoff.scenario_files import SCENARIO_DIR, load
 from handoff.skew.expected import EXPECTED_FILE, Pair, Rule, expectation
 from handoff.skew.expected import load as load_rules
 from handoff.skew.expected import load_tell_rules

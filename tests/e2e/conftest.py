@@ -16,7 +16,7 @@ import pytest
 
 from dataclasses import dataclass
 
-from handoff import owners, scenario, versions
+from handoff import owners, scenario_files, versions
 from handoff.checker.checks import judge
 from handoff.checker.verdicts import RunJudgement, TurnJudgement
 from handoff.coordinator import runner
@@ -132,7 +132,7 @@ def matrix() -> Outcome:
     """The default matrix, run once, with a fact other than the default: whatever holds
     for it holds for the default fact, whose words appear nowhere but handoff/fact.py
     (tests/unit/test_fact.py checks that)."""
-    return run_scenarios(scenario.select([]), OTHER_FACT, jobs=2)
+    return run_scenarios(scenario_files.select([]), OTHER_FACT, jobs=2)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from handoff import leftovers, scenario
+from handoff import leftovers, scenario_files
 from handoff.checker.verdicts import ExitCode
 from handoff.words import Verdict
 from tests.e2e.conftest import OTHER_FACT, run_scenarios
@@ -17,13 +17,13 @@ from tests.e2e.conftest import OTHER_FACT, run_scenarios
 
 @pytest.fixture(scope="module")
 def faults():
-    return run_scenarios(scenario.tagged("faults"), OTHER_FACT, jobs=3)
+    return run_scenarios(scenario_files.tagged("faults"), OTHER_FACT, jobs=3)
 
 
 def test_every_fault_scenario_comes_out_as_its_file_says(faults):
     assert not faults.judgement.contradicted and not faults.judgement.unjudged
     assert faults.judgement.exit_code() == ExitCode.AS_EXPECTED
-    assert {s.name for s in faults.record.scenarios} == {s.name for s in scenario.tagged("faults")}
+    assert {s.name for s in faults.record.scenarios} == {s.name for s in scenario_files.tagged("faults")}
 
 
 def test_nothing_is_left_behind_no_server_stopped_no_rule_no_small_disk(faults):

@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from handoff import leftovers, scenario
+from handoff import leftovers, scenario_files
 from handoff.coordinator import placement
 from handoff.fact import Fact
 from handoff.hosts.base import PROJECT_ROOT
@@ -178,7 +178,7 @@ def test_nothing_of_the_hosts_is_left(matrix):
 
 def test_scenarios_needing_a_missing_capability_are_skipped_with_a_reason(monkeypatch):
     monkeypatch.setattr(placement, "missing_capability", lambda kind: f"no {kind} here")
-    outcome = run_scenarios(scenario.select(["cross-machine-ssh"]))
+    outcome = run_scenarios(scenario_files.select(["cross-machine-ssh"]))
     [turn] = outcome.turns()
     assert turn.verdict == "skipped" and "(namespace): no namespace here" in turn.reason
     assert outcome.judgement.exit_code() == 4  # nothing was judged: not a pass
@@ -218,7 +218,7 @@ def test_a_crash_on_a_simulated_host_keeps_the_context_and_leaves_no_in_use_mark
     are removed all the same."""
     path = tmp_path / "crash-on-a-host.toml"
     path.write_text(CRASH_ON_A_HOST, encoding="utf-8")
-    outcome = run_scenarios([scenario.load(path)], Fact("Can't Lose Them"))
+    outcome = run_scenarios([scenario_files.load(path)], Fact("Can't Lose Them"))
     a, b = outcome.steps("crash-on-a-host").values()
     assert a.killed_on_purpose and a.record.exit_code == -signal.SIGKILL
     assert [(turn.verdict, turn.as_expected) for turn in outcome.asked("crash-on-a-host")] == [("kept", True)]

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from handoff import scenario
+from handoff import scenario_files
 from handoff.fact import Fact, quote
 from handoff.faults.base import TAMPERED_VALUE
 from handoff.witness.answer import RECALLED
@@ -16,7 +16,7 @@ from handoff.words import Verdict
 from tests.e2e.conftest import OTHER_FACT, handoff_processes
 
 pytestmark = pytest.mark.e2e
-NAMES = [loaded.name for loaded in scenario.select([])]  # the ladder: the fault scenarios run in test_faults.py
+NAMES = [loaded.name for loaded in scenario_files.select([])]  # the ladder: the fault scenarios run in test_faults.py
 
 
 @pytest.mark.parametrize("name", NAMES)

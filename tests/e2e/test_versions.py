@@ -17,7 +17,7 @@ from handoff import leftovers, versions
 from handoff.cli import app
 from handoff.fact import quote
 from handoff.runtime_locator import locate_runtime, platform_package
-from handoff.scenario import load
+from handoff.scenario_files import load
 from handoff.words import Verdict
 
 from tests.e2e.conftest import run_scenarios

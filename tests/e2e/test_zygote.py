@@ -12,8 +12,8 @@ from pathlib import Path
 
 import psutil
 
-from handoff.processes import ProcessTracker
 from handoff.hosts.zygote import Zygote
+from handoff.processes import ProcessTracker
 from handoff.protocol import WorkerSpec, decode
 
 
@@ -80,11 +80,11 @@ def test_a_forked_worker_is_its_own_process_and_reports_its_exit(tmp_path):
 
 
 def test_cross_process_keeps_the_context_with_forked_and_with_spawned_workers():
-    from handoff import scenario
+    from handoff import scenario_files
     from handoff.fact import Fact
     from tests.e2e.conftest import run_scenarios
 
-    chosen = scenario.select(["cross-process"])
+    chosen = scenario_files.select(["cross-process"])
     for fork_workers in (True, False):
         outcome = run_scenarios(chosen, Fact("Hibernating", "customer segment"), fork_workers=fork_workers)
         [asked] = outcome.asked("cross-process")

@@ -27,7 +27,7 @@ LAYERS = (
     ("what a worker talks to", ("witness", "stores", "guard")),
     ("the worker", ("worker",)),
     ("where and how workers run", ("containers", "inputs", "backends", "hosts", "leftovers", "faults")),
-    ("the plan and its record", ("scenario", "capacity", "skew", "runs")),
+    ("the plan and its record", ("scenario", "scenario_files", "capacity", "skew", "runs")),
     ("judging, running, the lab", ("checker", "places", "coordinator", "lab")),
     ("what a person reads", ("report", "export", "doctor")),
     ("what each command does", ("app",)),

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from handoff import capacity, scenario
+from handoff import capacity, scenario_files
 
 GIB = 2**30
 
 
 def _named(*names: str):
-    return [s for s in scenario.select([]) if s.name in names]
+    return [s for s in scenario_files.select([]) if s.name in names]
 
 
 def test_a_scenario_that_resumes_concurrently_needs_two_runtimes_at_once():

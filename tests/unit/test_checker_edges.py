@@ -11,12 +11,13 @@ import pytest
 from handoff.checker.checks import judge, judge_scenario
 from handoff.checker.verdicts import (Basis, Expectation, ExitCode, FactSeen, RunJudgement, ScenarioJudgement,
                                       TurnJudgement)
-from handoff.words import Verdict
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.protocol import ActionFailed, Backend, EventLog
 from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, Versions
-from handoff.scenario import Scenario, Step, load
+from handoff.scenario import Scenario, Step
+from handoff.scenario_files import load
+from handoff.words import Verdict
 from tests.unit.test_checker_paths import COPILOT, FACT, FINISHED, READY, seen, step, turn
 from tests.unit.test_losses import FORGOT, TOLD, done, log
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from handoff import scenario
+from handoff import scenario_files
 from handoff.cli import app
 from handoff.errors import UserError
 from handoff.export import k8s
@@ -22,7 +22,7 @@ IMAGE = "registry.example/copilot-handoff:1"
 
 
 def exportable() -> list[str]:
-    return [name for name, path in scenario.available().items() if k8s._refusal(scenario.load(path)) is None]
+    return [name for name, path in scenario_files.available().items() if k8s._refusal(scenario_files.load(path)) is None]
 
 
 def test_most_scenarios_map_onto_a_cluster():
@@ -34,7 +34,7 @@ def test_most_scenarios_map_onto_a_cluster():
 
 @pytest.mark.parametrize("name", exportable())
 def test_the_manifests_pass_the_kubernetes_schemas(name):
-    loaded = scenario.load(scenario.available()[name])
+    loaded = scenario_files.load(scenario_files.available()[name])
     text = k8s.render(loaded, k8s.manifests(loaded, IMAGE, Fact(), STORE))
     documents = list(yaml.safe_load_all(text))
     assert documents and all(documents)
@@ -45,7 +45,7 @@ def test_the_manifests_pass_the_kubernetes_schemas(name):
 
 
 def test_each_step_gets_the_worker_spec_with_the_id_passed_along():
-    loaded = scenario.load(scenario.available()["cross-container-postgres"])
+    loaded = scenario_files.load(scenario_files.available()["cross-container-postgres"])
     documents = k8s.manifests(loaded, IMAGE, Fact("Champions", "customer tier"), STORE)
     specs = [WorkerSpec.from_json(d["stringData"]["spec.json"].encode()) for d in documents if d["kind"] == "Secret"]
     assert [spec.step for spec in specs] == ["A", "B"]
@@ -58,12 +58,12 @@ def test_each_step_gets_the_worker_spec_with_the_id_passed_along():
 
 
 def test_a_shared_home_is_a_claim_every_step_mounts_and_own_homes_are_the_pods():
-    shared = k8s.manifests(scenario.load(scenario.available()["cross-container-volume"]), IMAGE)
+    shared = k8s.manifests(scenario_files.load(scenario_files.available()["cross-container-volume"]), IMAGE)
     claims = [d["metadata"]["name"] for d in shared if d["kind"] == "PersistentVolumeClaim"]
     mounted = [v["persistentVolumeClaim"]["claimName"] for d in shared if d["kind"] == "Job"
                for v in d["spec"]["template"]["spec"]["volumes"] if v["name"] == "home"]
     assert claims == ["cross-container-volume-home"] and mounted == claims * 2
-    own = k8s.manifests(scenario.load(scenario.available()["cross-container-nothing-shared"]), IMAGE)
+    own = k8s.manifests(scenario_files.load(scenario_files.available()["cross-container-nothing-shared"]), IMAGE)
     assert not [d for d in own if d["kind"] == "PersistentVolumeClaim"]
 
 
@@ -78,7 +78,7 @@ def test_a_shared_home_is_a_claim_every_step_mounts_and_own_homes_are_the_pods()
 ])
 def test_what_needs_the_coordinator_is_refused_with_the_reason(name, words):
     with pytest.raises(UserError, match=words):
-        k8s.manifests(scenario.load(scenario.available()[name]), IMAGE)
+        k8s.manifests(scenario_files.load(scenario_files.available()[name]), IMAGE)
 
 
 def test_the_command_writes_the_file_and_names_what_is_missing(tmp_path):
@@ -94,14 +94,14 @@ def test_the_command_writes_the_file_and_names_what_is_missing(tmp_path):
 
 
 def test_the_store_password_is_only_in_the_secrets():
-    loaded = scenario.load(scenario.available()["cross-container-postgres"])
+    loaded = scenario_files.load(scenario_files.available()["cross-container-postgres"])
     documents = k8s.manifests(loaded, IMAGE, Fact(), STORE)
     assert all("secret@" not in json.dumps(d) for d in documents if d["kind"] != "Secret")
 
 
 def test_the_schemas_do_refuse_a_wrong_manifest():
     """The check above can fail: a field the API does not know, in strict mode, is an error."""
-    job = next(d for d in k8s.manifests(scenario.load(scenario.available()["cross-process"]), IMAGE) if d["kind"] == "Job")
+    job = next(d for d in k8s.manifests(scenario_files.load(scenario_files.available()["cross-process"]), IMAGE) if d["kind"] == "Job")
     job["spec"]["template"]["spec"]["containers"][0]["imageName"] = IMAGE  # a field no container has
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(job, kubernetes_validate.latest_version(), strict=True)
@@ -116,7 +116,7 @@ def test_a_title_or_file_name_with_line_breaks_stays_data_and_adds_no_object():
     whole ClusterRoleBinding, carrying the labels the printed `kubectl apply -l` selects."""
     import dataclasses
 
-    loaded = dataclasses.replace(scenario.load(scenario.available()["cross-process"]), title=INJECTED)
+    loaded = dataclasses.replace(scenario_files.load(scenario_files.available()["cross-process"]), title=INJECTED)
     objects = k8s.manifests(loaded, IMAGE, Fact(), STORE)
     text = k8s.render(loaded, objects, file="out.yaml\nkind: ClusterRoleBinding")
     parsed = [item for item in yaml.safe_load_all(text) if item]

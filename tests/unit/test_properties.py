@@ -14,7 +14,7 @@ from handoff.errors import UserError
 from handoff.eventlog import parse_events, summarize
 from handoff.guard.ids import MINTED, Minter, redacted, secret_in, secret_shape
 from handoff.guard.receipt import Receipt, changes_since
-from handoff.scenario import load
+from handoff.scenario_files import load
 
 FIELDS = ["title", "proves", "does_not_prove", "order", "session_id", "store", "hosts", "steps", "name", "actions",
           "home", "session", "host", "principal", "guarded", "reuse", "after", "wait", "faults", "kind", "at", "turn", "heal",

@@ -4,9 +4,10 @@ import dataclasses
 
 import pytest
 
-from handoff import scenario
+from handoff import scenario_files
 from handoff.errors import UserError
-from handoff.scenario import SCENARIO_DIR, Scenario, Step, load, select
+from handoff.scenario import Scenario, Step
+from handoff.scenario_files import SCENARIO_DIR, load, select
 
 HEADER = 'title = "T"\nproves = "P"\ndoes_not_prove = "D"\n'
 STEP_A = '[[steps]]\nname = "A"\nactions = ["create", "tell", "close"]\n'
@@ -164,7 +165,7 @@ def test_select_unknown_name_lists_the_choices():
         select(["nope"])
     message = str(raised.value)
     assert "'nope'" in message
-    for name in scenario.available():
+    for name in scenario_files.available():
         assert name in message
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from handoff import scenario
+from handoff import scenario_files
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement, Expectation
 from handoff.report import summary
 from handoff.words import Verdict
 
-ALL = {**{s.name: s for s in scenario.select([])}, **{s.name: s for s in scenario.tagged("faults")}}
+ALL = {**{s.name: s for s in scenario_files.select([])}, **{s.name: s for s in scenario_files.tagged("faults")}}
 
 
 @pytest.mark.parametrize("name, condition", [

@@ -1,0 +1,390 @@
+"""Scenario files: found, read and checked, with errors that name the file, the step and
+the field, and what each must be (handoff/scenario.py says what a scenario holds)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from handoff.errors import UserError
+from handoff.faults.kinds import AFTER_STEP, KINDS, Needs
+from handoff.scenario import AFTER, LEASE_EXPIRED, TAGS, FaultPlan, Scenario, Step
+from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
+from handoff.versions import older, well_formed
+from handoff.words import (
+    ACTIONS,
+    EXPECTABLE,
+    HOMES,
+    HOST_KINDS,
+    OPENING_ACTIONS,
+    TELL_EXPECTABLE,
+    TURN_ACTIONS,
+    TURN_POINTS,
+    Action,
+    FaultKind,
+    FaultPoint,
+    HomeKind,
+    HostKind,
+    StepProvider,
+    StepSession,
+    StoreKind,
+    turns_in,
+)
+
+MAX_HEAL_SECONDS = 600.0  # a fault healed after a delay: seconds, not hours
+MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
+PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
+# A step's name and a scenario's (its file's stem) name directories and files of the run
+# (<run>/<scenario>/home-<step>, worker-<step>.stderr) and travel in the model requests'
+# headers: plain ASCII, no separators, no dots, no control characters.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+NAME_RULE = "1 to 40 ASCII letters, digits, '-' or '_', the first a letter or digit"
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,19}")  # it becomes part of a namespace's and a hostname's name
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SCENARIO_DIR = PROJECT_ROOT / "scenarios"
+
+
+class _Reader:
+    """Pulls typed fields out of a TOML table and explains what is wrong in one line."""
+
+    def __init__(self, path: Path, table: dict[str, Any], where: str = ""):
+        self.path, self.table, self.where = path, table, where
+
+    def fail(self, field: str, problem: str) -> UserError:
+        place = f"{self.path}: {self.where + ': ' if self.where else ''}field '{field}'"
+        return UserError(f"{place} {problem}")
+
+    def get(self, field: str, kind: type | tuple[type, ...], default: Any = ..., choices: tuple = ()) -> Any:
+        if field not in self.table:
+            if default is ...:
+                raise self.fail(field, "is missing")
+            return default
+        value = self.table[field]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = " or ".join(k.__name__ for k in kinds)
+            raise self.fail(field, f"must be {wanted}, got {type(value).__name__} {value!r}")
+        if choices and value not in choices:
+            raise self.fail(field, f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def text(self, field: str, default: str, pattern: re.Pattern[str]) -> str:
+        value = self.get(field, str, default)
+        if not pattern.fullmatch(value):
+            raise self.fail(field, f"must be letters, digits, '_' or '-' (at most 40), got {value!r}")
+        return value
+
+    def number(self, field: str, default: float, most: float) -> float:
+        """A number of seconds from 0 to ``most`` (not negative, not infinite, not NaN)."""
+        value = float(self.get(field, (int, float), default))
+        if not 0 <= value <= most:  # also false for NaN
+            raise self.fail(field, f"must be a number of seconds from 0 to {most:g}, got {value!r}")
+        return value
+
+    def version(self, field: str) -> str | None:
+        value = self.get(field, str, None)
+        if value is not None and not well_formed(value):
+            raise self.fail(field, f'must be a version number such as "1.0.92", got {value!r}')
+        return value
+
+    def reject_unknown(self, known: set[str]) -> None:
+        unknown = sorted(set(self.table) - known)
+        if unknown:
+            raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
+
+
+def _container_rules(read: _Reader, step: Step, on_container: bool, earlier_on_host: bool) -> None:
+    """What only a container host can do, and what it cannot."""
+    if step.home == HomeKind.ANONYMOUS and not on_container:
+        raise read.fail("home", "is 'anonymous' on a host that is not a container: only a container has an "
+                                "anonymous volume")
+    if step.restart and not on_container:
+        raise read.fail("restart", "is set on a host that is not a container: only a container is restarted")
+    if not on_container:
+        return
+    if step.home == HomeKind.COPIED:
+        raise read.fail("home", "is 'copied' on a container host, whose home is a volume of the engine, not a "
+                                "directory here; use 'shared' (a named volume in both) or 'own'")
+    refused = next((plan.kind for plan in step.faults if not KINDS[plan.kind].on_container), None)
+    if refused:
+        raise read.fail("faults", f"has a {refused} on a container host: the tool does not reach inside the "
+                                  f"engine's volumes, network or process tree; run that step on 'local' or a "
+                                  f"namespace host")
+    if step.restart and not earlier_on_host:
+        raise read.fail("restart", f"is set, but no earlier step ran a container on host '{step.host}'")
+    if step.restart and "home" in read.table:
+        raise read.fail("home", "is set on a restart: a restarted container keeps the home it had")
+
+
+def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id: str | None,
+          earlier: list[Step]) -> Step:
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
+    name = table.get("name", f"#{index + 1}")
+    read = _Reader(path, table, f"step '{name}'")
+    if "wait" in table:
+        raise read.fail("wait", "is gone: a step no longer waits a number of seconds, which raced the runtime's start; "
+                                f"to let the session's lease run out first, write after = \"{LEASE_EXPIRED}\"")
+    read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
+                         "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
+                         "restart", "runtime", "sdk", "loaded_all_events"})
+    actions = _actions(read)
+    step = Step(
+        name=_name(read),
+        actions=actions,
+        home=read.get("home", str, HomeKind.SHARED, HOMES),
+        session=read.get("session", str, StepSession.PASSED, tuple(StepSession)),
+        host=read.get("host", str, HostKind.LOCAL, (HostKind.LOCAL, *hosts)),
+        principal=read.text("principal", "alice", PRINCIPAL),
+        guarded=read.get("guarded", bool, False),
+        reuse=read.get("reuse", bool, False),
+        after=read.get("after", str, None, AFTER),
+        faults=tuple(_fault(path, name, i, plan) for i, plan in enumerate(read.get("faults", list, []))),
+        expect_tell=read.get("expect_tell", str, None, TELL_EXPECTABLE),
+        forked=read.get("forked", bool, None),
+        expect=_expect(read),
+        closed_before_resume=read.get("closed_before_resume", bool, None),
+        provider=read.get("provider", str, StepProvider.PASSED, tuple(StepProvider)),
+        restart=read.get("restart", bool, False),
+        runtime=read.version("runtime"),
+        sdk=read.version("sdk"),
+        loaded_all_events=read.get("loaded_all_events", bool, None),
+    )
+    _check_faults(read, step, hosts)
+    _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER, any(s.host == step.host for s in earlier))
+    _step_rules(read, step, scenario_id)
+    return step
+
+
+def _actions(read: _Reader) -> tuple[str, ...]:
+    actions = read.get("actions", list)
+    if not actions:
+        raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
+    for action in actions:
+        if not isinstance(action, str) or action not in ACTIONS:
+            raise read.fail("actions", f"has unknown action {action!r} (known: {', '.join(ACTIONS)})")
+    first_turn = next((i for i, a in enumerate(actions) if a in TURN_ACTIONS), None)
+    if first_turn is not None and not any(a in OPENING_ACTIONS for a in actions[:first_turn]):
+        raise read.fail("actions", f"has the turn {actions[first_turn]!r} before any create or resume")
+    return tuple(actions)
+
+
+def _step_rules(read: _Reader, step: Step, scenario_id: str | None) -> None:
+    """What a step's fields need of each other."""
+    for field_name in ("runtime", "sdk"):
+        if getattr(step, field_name) and step.host != HostKind.LOCAL:
+            raise read.fail(field_name, f"is set on host '{step.host}': other runtime and SDK versions run on host "
+                                        f"'local' only")
+    if step.after == LEASE_EXPIRED and not step.guarded:
+        raise read.fail("after", "is 'lease-expired' on a step that is not guarded: leases are the guard's; "
+                                 "set guarded = true")
+    if step.session == StepSession.SCENARIO and scenario_id is None:
+        raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
+    if step.asks and step.expect is None:
+        raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")
+    if step.expect_tell is not None and not step.tells:
+        raise read.fail("expect_tell", "is set but the step has no 'tell' turn to judge")
+    if step.expect is not None and not step.asks:
+        raise read.fail("expect", "is set but the step has no 'ask' turn to judge")
+    if isinstance(step.expect, tuple) and len(step.expect) != step.ask_count:
+        raise read.fail("expect", f"lists {len(step.expect)} verdict(s), but the step asks {step.ask_count} time(s): "
+                                  f"give one for each ask, or one string for all")
+
+
+def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
+    if not isinstance(table, dict):
+        raise UserError(f"{path}: step '{step}': faults[{index}] must be a table ([[steps.faults]])")
+    read = _Reader(path, table, f"step '{step}': faults[{index}]")
+    kind = read.get("kind", str, choices=tuple(KINDS))
+    rules = KINDS[kind]
+    read.reject_unknown({"kind", "at", "turn", "heal", *rules.options} | ({"target"} if rules.targets else set()))
+    heal = read.get("heal", (str, int, float), AFTER_STEP)
+    if isinstance(heal, str):
+        if heal != AFTER_STEP:
+            raise read.fail("heal", f"must be {AFTER_STEP!r} or a number of seconds after the injection, got {heal!r}")
+        heal = None
+    else:
+        heal = read.number("heal", 0.0, MAX_HEAL_SECONDS)
+        if not rules.heals:
+            raise read.fail("heal", f"is set, but a {kind} does not heal")
+    options = {}
+    for option, (kind_of, least, most) in rules.options.items():
+        value = read.get(option, (kind_of, int) if kind_of is float else kind_of, None)
+        if value is not None and not least <= value <= most:
+            raise read.fail(option, f"must be from {least:g} to {most:g}, got {value!r}")
+        options[option] = value
+    turn = read.get("turn", int, 1)
+    if not 1 <= turn <= 100:
+        raise read.fail("turn", f"must be a turn of the step, from 1, got {turn}")
+    return FaultPlan(kind=kind, at=read.get("at", str, rules.points[0], rules.points), turn=turn, heal=heal,
+                     target=read.get("target", str, rules.targets[0], rules.targets) if rules.targets else None,
+                     **options)
+
+
+def _expect(read: _Reader) -> str | tuple[str, ...] | None:
+    value = read.get("expect", (str, list), None)
+    if value is None or isinstance(value, str):
+        return read.get("expect", str, None, EXPECTABLE)
+    if not value or any(item not in EXPECTABLE for item in value):
+        raise read.fail("expect", f"must list verdicts among {', '.join(EXPECTABLE)}, got {value!r}")
+    return tuple(value)
+
+
+def _name(read: _Reader) -> str:
+    name = read.get("name", str)
+    if not NAME.fullmatch(name):
+        raise read.fail("name", f"must be {NAME_RULE} (it names the step's files and directories), got {name!r}")
+    return name
+
+
+def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
+    """What a step's faults need of the step itself."""
+    turns = turns_in(step.actions)
+    for plan in step.faults:
+        rules = KINDS[plan.kind]
+        if plan.at in TURN_POINTS and plan.turn > turns:
+            raise read.fail("faults", f"has a {plan.kind} at turn {plan.turn}, but the step takes {turns} turn(s)")
+        if plan.at == FaultPoint.HOLD and Action.HOLD not in step.actions:
+            raise read.fail("faults", f"has a {plan.kind} at \"hold\", but the step's actions have no \"hold\"")
+        if plan.kind == FaultKind.KILL and plan.target == "app" and step.host != HostKind.LOCAL:
+            raise read.fail("faults", "kills the app alone on a simulated host: there the worker is the host's process "
+                                      "1, and when it dies the kernel kills its runtime too; run that step on 'local'")
+        if rules.needs == Needs.SIMULATED_HOST and step.host == HostKind.LOCAL:
+            raise read.fail("faults", f"has a {plan.kind} on a step that runs on 'local': give the step a host from "
+                                      f"[hosts] (a partition cuts a simulated host's own network)")
+        if rules.needs == Needs.COPIED_HOME and step.home != HomeKind.COPIED:
+            raise read.fail("faults", f"has a {plan.kind}, which needs the step's home = \"copied\"")
+
+
+def _text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise UserError(f"{path}: cannot read: {error.strerror or error}") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise UserError(f"{path}: starts with a UTF-8 byte order mark (BOM), which TOML does not allow: "
+                        f"save it as UTF-8 without BOM")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: is not UTF-8 text (byte {error.start} cannot be decoded): save it as UTF-8") from None
+
+
+def load(path: Path) -> Scenario:
+    if not NAME.fullmatch(path.stem):
+        raise UserError(f"{path}: the file's name (without .toml) is the scenario's name, which names the run's "
+                        f"directories: it must be {NAME_RULE}; rename the file")
+    try:
+        data = tomllib.loads(_text(path))
+    except tomllib.TOMLDecodeError as error:
+        raise UserError(f"{path}: not valid TOML: {error}") from None
+    read = _Reader(path, data)
+    read.reject_unknown({"title", "order", "proves", "does_not_prove", "proves_in_short", "does_not_prove_in_short",
+                         "session_id", "hosts", "store", "steps", "turn_timeout", "known_good", "tags"})
+    hosts = read.get("hosts", dict, {})
+    for name, kind in hosts.items():
+        if name == HostKind.LOCAL or kind not in HOST_KINDS or not HOST_NAME.fullmatch(name):
+            raise UserError(f"{path}: hosts: '{name}' must be a name other than 'local' (letters, digits, '-', at most "
+                            f"20) with a kind among {', '.join(HOST_KINDS)}, got {kind!r}")
+    session_id = read.get("session_id", str, None)
+    if session_id is not None and not safe_id(session_id):
+        raise read.fail("session_id", f"must be {SAFE_ID_RULE} (it names a directory), got {session_id!r}")
+    order = read.get("order", int, 1000)
+    if not -10**6 <= order <= 10**6:
+        raise read.fail("order", f"must be a whole number from -1000000 to 1000000, got {order}")
+    steps: list[Step] = []
+    for index, table in enumerate(read.get("steps", list)):
+        steps.append(_step(path, index, table, hosts, session_id, steps))
+    if not steps:
+        raise read.fail("steps", "is empty: a scenario needs at least one [[steps]] table")
+    names = [s.name for s in steps]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise UserError(f"{path}: step '{duplicate}': field 'name' is used by more than one step")
+    store = read.get("store", str, StoreKind.HOME, tuple(StoreKind))
+    for step in steps:
+        if any(KINDS[plan.kind].needs == Needs.POSTGRES for plan in step.faults) and store != StoreKind.POSTGRES:
+            raise UserError(f"{path}: step '{step.name}': field 'faults' has a fault of the database server, "
+                            f"but the scenario's store is '{store}': set store = \"postgres\"")
+    tags = read.get("tags", list, [])
+    if any(tag not in TAGS for tag in tags):
+        raise read.fail("tags", f"may hold {', '.join(TAGS)}, got {tags!r}")
+    return Scenario(
+        name=path.stem,
+        title=read.get("title", str),
+        proves=read.get("proves", str),
+        does_not_prove=read.get("does_not_prove", str),
+        steps=tuple(steps),
+        order=order,
+        session_id=session_id,
+        hosts=hosts,
+        store=store,
+        path=str(path),
+        turn_timeout=_turn_timeout(read),
+        known_good=_known_good(read),
+        proves_in_short=_one_line(read, "proves_in_short"),
+        does_not_prove_in_short=_one_line(read, "does_not_prove_in_short"),
+        tags=tuple(tags),
+    )
+
+
+def _turn_timeout(read: _Reader) -> float:
+    seconds = float(read.get("turn_timeout", (int, float), 60.0))
+    if not 0 < seconds <= MAX_TURN_TIMEOUT_SECONDS:  # also false for NaN
+        raise read.fail("turn_timeout", f"must be more than 0 seconds and at most {MAX_TURN_TIMEOUT_SECONDS:g}, "
+                                        f"got {seconds:g}")
+    return seconds
+
+
+def _known_good(read: _Reader) -> tuple[tuple[str, str], ...]:
+    """``["1.0.102 -> 1.0.92"]``: a session last written by 1.0.102 may be resumed by 1.0.92."""
+    pairs = []
+    for entry in read.get("known_good", list, []):
+        writer, arrow, resumer = (entry if isinstance(entry, str) else "").partition("->")
+        writer, resumer = writer.strip(), resumer.strip()
+        if not arrow or not well_formed(writer) or not well_formed(resumer):
+            raise read.fail("known_good", f'must list pairs such as "1.0.102 -> 1.0.92" (last writer -> resumer), '
+                                          f"got {entry!r}")
+        if not older(resumer, writer):
+            raise read.fail("known_good", f"has {entry!r}, which is not a downgrade: the guard refuses only resumes "
+                                          f"by a runtime older than the last writer")
+        pairs.append((writer, resumer))
+    return tuple(pairs)
+
+
+def _one_line(read: _Reader, field: str) -> str:
+    value = read.get(field, str, "")
+    if "\n" in value or len(value) > 80:
+        raise read.fail(field, f"must be one line of at most 80 characters (a few words), got {len(value)}")
+    return value
+
+
+def available(directory: Path = SCENARIO_DIR) -> dict[str, Path]:
+    return {path.stem: path for path in sorted(directory.glob("*.toml"))}
+
+
+def select(names: list[str], directory: Path = SCENARIO_DIR, tags: tuple[str, ...] = ()) -> list[Scenario]:
+    """Load the named scenarios, or without names the ladder: every scenario whose tags
+    are among ``tags`` (untagged ones always), in ladder order. A name may also be a
+    file path."""
+    known = available(directory)
+    paths = []
+    for name in names or list(known):
+        if name in known:
+            paths.append(known[name])
+        elif name.endswith(".toml") and Path(name).is_file():
+            paths.append(Path(name))
+        else:
+            choices = ", ".join(known) or "(none found)"
+            raise UserError(f"unknown scenario {name!r}: choose from {choices}, or give a path to a .toml file")
+    loaded = [load(p) for p in paths]
+    if not names:
+        loaded = [s for s in loaded if set(s.tags) <= set(tags)]
+    return sorted(loaded, key=lambda s: (s.order, s.name))
+
+
+def tagged(tag: str, directory: Path = SCENARIO_DIR) -> list[Scenario]:
+    """The scenarios that carry ``tag`` (e.g. the fault scenarios), in ladder order."""
+    return [s for s in select([], directory, (tag,)) if tag in s.tags]
