@@ -116,15 +116,24 @@ def run_scenarios(chosen: list, fact: Fact = Fact(), **settings) -> Outcome:
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the groups
 def pytest_collection_modifyitems(config, items):
     """For `pytest -n 2 --dist loadgroup` (make test): the tests that read the default
-    matrix share one worker, so it runs once; every other module keeps to one worker, so
-    its module-scoped fixtures run once (tests/unit/test_suite_grouping.py checks that it
-    does). Tests marked `serial` (they kill runs with SIGKILL or check the whole machine)
-    are left to a run of their own, after the others."""
+    matrix share one worker, so it runs once, and so do those of a module that share a
+    module-scoped fixture (a server, a run); every other test goes to whichever worker is
+    free (tests/unit/test_suite_grouping.py checks the grouping). Tests marked `serial`
+    (they kill runs with SIGKILL or check the whole machine) are left to a run of their
+    own, after the others."""
     for item in items:
-        if "e2e" not in item.nodeid.split("::")[0]:
-            continue
-        group = "matrix" if "matrix" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        if "e2e" in item.nodeid.split("::")[0] and (group := _shared_with(item)) is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _shared_with(item) -> str | None:
+    if "matrix" in getattr(item, "fixturenames", ()):
+        return "matrix"
+    # pytest's own record of the fixtures a test uses (no public accessor gives the scopes).
+    fixtures = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if any(definition.scope == "module" for definitions in fixtures.values() for definition in definitions):
+        return item.nodeid.split("::")[0]
+    return None
 
 
 @pytest.fixture(scope="session")
