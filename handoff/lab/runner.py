@@ -24,10 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import psutil
 
@@ -35,7 +34,7 @@ from handoff.errors import UserError
 from handoff.lab.calls import Creator
 from handoff.lab.options import LOG_DIR, LabOptions, Write
 from handoff.lab.transcript import Lab
-from handoff.processes import ProcessTracker
+from handoff.processes import ProcessTracker, StopOnce
 from handoff.runs.record import RunRecord
 from handoff.runtime_locator import locate_runtime
 from handoff.witness.evidence import read_evidence
@@ -57,23 +56,31 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
         raise UserError(f"--home {options.home}: cannot create it ({error.strerror})") from None
     before = _descendants()
     tracker = ProcessTracker()
-    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C does
     lab = Lab(options, str(runtime_path), tracker, write, warn)
     lab.creator = creator
-    try:
-        with _sdk_log_to(options.home / LOG_DIR / "sdk.log"):
-            return asyncio.run(lab.run())
-    finally:
-        tracker.stop_all()
-        _kill_new_descendants(before)  # the SDK's runtime, should its stop have failed
-        signal.signal(signal.SIGTERM, previous)
-        if keep is not None and lab.recorder is not None and lab.recorder.lines:
-            keep(lab.recorder.record(read_evidence(lab.evidence_path)))
-        lab.evidence_path.unlink(missing_ok=True)
+    with StopOnce() as stop:  # Ctrl-C or `kill` starts the cleanup; another one cannot cut it short
+        try:
+            with _sdk_log_to(options.home / LOG_DIR / "sdk.log"):
+                return asyncio.run(_until_stopped(lab, stop))
+        except asyncio.CancelledError:
+            if stop.stopped:  # the signal cancelled the lab: an interrupt, as the CLI knows it
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            with stop.shielded():
+                tracker.stop_all()
+                _kill_new_descendants(before)  # the SDK's runtime, should its stop have failed
+                if keep is not None and lab.recorder is not None and lab.recorder.lines:
+                    keep(lab.recorder.record(read_evidence(lab.evidence_path)))
+                lab.evidence_path.unlink(missing_ok=True)
 
 
-def _interrupt(*_: Any) -> None:
-    raise KeyboardInterrupt
+async def _until_stopped(lab: Lab, stop: StopOnce) -> int:
+    """The lab, cancelled at an ``await`` by the first signal. A KeyboardInterrupt raised
+    from a SIGTERM handler landed wherever Python was, now and then inside the SDK's or
+    asyncio's own bookkeeping, and the lab then hung in its cleanup on a busy machine."""
+    with stop.cancelling(asyncio.current_task()):
+        return await lab.run()
 
 
 # The SDK logs a failed request with its traceback ("copilot"), and after an interrupt its
