@@ -1,4 +1,4 @@
-"""The README's pictures of the HTML report (docs/report.png, docs/report-diagram.png),
+"""The pictures of the HTML report in docs/runs.md (docs/report.png, docs/report-diagram.png),
 made from a stored run's page in Debian's chromium, driven by Playwright, at 1280 px wide:
 
     .venv/bin/python tools/report_screenshots.py [RUN] [--runs-dir DIR] [--out docs]

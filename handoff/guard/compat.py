@@ -1,7 +1,7 @@
 """The guard's version rule: a session moves to the same or a newer runtime, never back.
 
 Why: a runtime resumes a session by reading the event log other runtimes wrote, and
-nothing in the log or the SDK says which readers understand it. Measured here (README,
+nothing in the log or the SDK says which readers understand it. Measured here (docs/versions.md,
 "Compatible runtime"): runtime 1.0.92 resuming a session that 1.0.102 wrote loads 7 of
 its 8 events and says nothing — it skips the event type it does not know — and on
 runtime 1.0.40 an SDK of 1.0.25 or later never receives the answer its turn wrote to

@@ -3,7 +3,7 @@
 "Did not carry turn 1" is only one possibility. The answer may name another value this
 session was told: in an earlier run (`--resume ID --fact X` where X is not what was
 told), or because the id was created more than once and a resume replays every
-conversation under it (see README, 'A finding that corrects the lab'). The session's
+conversation under it (see docs/lab.md, 'A finding that corrects the lab'). The session's
 event log says which values it was ever told and how many times it was created.
 """
 

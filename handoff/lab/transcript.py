@@ -105,11 +105,11 @@ class Lab:
             if secret_shape(session_id):
                 self.warn(f"warning: the --session-id given {secret_shape(session_id)}; the runtime writes ids into "
                           f"file names, logs and indexes, so it is now stored under {self.options.home}. Give a "
-                          f"session an opaque id instead (see README, 'Security model').")
+                          f"session an opaque id instead (see docs/stores-and-security.md, 'Security model').")
             if options.session_id and await self._sdk("get_session_metadata", self.runtime.metadata(session_id),
                                                       shown=self.calls.metadata(session_id)):
                 self.say("Note: this id is already stored here; create_session does not continue it "
-                         "(only resume_session does; see README, 'A finding that corrects the lab').")
+                         "(only resume_session does; see docs/lab.md, 'A finding that corrects the lab').")
             self.say("", "--- Turn 1 (new session) ---")
             self.recorder.session_id = session_id
             session = await self._sdk("create_session", self.runtime.create(session_id), Action.CREATE,

@@ -39,7 +39,7 @@ def test_cross_machine_postgres_reached_the_database_over_the_lan(matrix):
 
 
 def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
-    """Following the README: `handoff run --store URL`, then `handoff sessions list --store
+    """Following docs/stores-and-security.md: `handoff run --store URL`, then `handoff sessions list --store
     URL` shows the sessions the run made (the run says so). Only the tool's own throwaway
     server is deleted; a server the user named keeps what the run wrote."""
     import subprocess

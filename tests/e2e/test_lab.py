@@ -129,7 +129,7 @@ def test_a_stable_id_twice(tmp_path):
         assert "  id=analyst-demo metadata retrieved" in done.stdout
     assert "already stored" not in first.stdout
     assert "Note: this id is already stored here; create_session does not continue it" in second.stdout
-    # One events.jsonl, two conversations started in it (README: 'A finding that corrects the lab').
+    # One events.jsonl, two conversations started in it (docs/lab.md: 'A finding that corrects the lab').
     assert [e["type"] for e in events(tmp_path, "analyst-demo")].count("session.start") == 2
 
 
