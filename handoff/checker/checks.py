@@ -20,9 +20,9 @@ a runtime that do not speak the same protocol; measured with SDK 1.0.25 on runti
 1.0.40). A step whose runtime or SDK is not the version it asks for measures nothing
 about that version: its question is **unknown**, whatever it answered.
 
-The checker is a pure function of a stored run (handoff/runs/record.py): it reads the
-workers' raw events and the witness's evidence, never the live processes, so a stored
-run can be judged again by a later checker.
+The checker is a pure function of a stored run (handoff/runs/record.py), read as its
+history (handoff/runs/history.py): the workers' events and the witness's evidence, never
+the live processes, so a stored run can be judged again by a later checker.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from handoff.checker.verdicts import (
 )
 from handoff.fact import Fact
 from handoff.protocol import ActionFailed, Backend, EventLog
-from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents, StepRecord
+from handoff.runs.history import RunHistory, ScenarioHistory, StepHistory
+from handoff.runs.record import RunRecord, ScenarioRecord
 from handoff.scenario import Step
 from handoff.words import OPENING_ACTIONS, Action, FaultKind, NoTurn, TurnKind, Verdict, WorkerStage, turns_in
 
@@ -60,22 +61,25 @@ NO_PROVIDER_MARKERS = ("no github oauth token or copilot hmac key",)
 
 
 def judge(record: RunRecord) -> RunJudgement:
-    fact = Fact(record.options.fact, record.options.topic)
-    scenarios = tuple(judge_scenario(s, fact, record.options.backend) for s in record.scenarios)
-    return RunJudgement(record.id, fact.value, scenarios)
+    history = RunHistory.of(record)
+    scenarios = tuple(_scenario_judgement(s, record.options.backend) for s in history.scenarios)
+    return RunJudgement(record.id, history.fact.value, scenarios)
 
 
 def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backend()) -> ScenarioJudgement:
-    scenario = record.scenario
+    """One scenario on its own, as the progress lines judge each when it ends."""
+    return _scenario_judgement(ScenarioHistory.of(record, fact), backend)
+
+
+def _scenario_judgement(history: ScenarioHistory, backend: Backend) -> ScenarioJudgement:
+    record, scenario = history.record, history.record.scenario
     turns: list[TurnJudgement] = []
     if record.skipped:
         turns.append(TurnJudgement(record.name, NoTurn.SCENARIO, None, None, verdict=Verdict.SKIPPED,
                                    reason=record.skipped, evidence=Basis.NOTHING))
     else:
-        first_turn = 1
-        for spec, step in zip(scenario.steps, record.steps):
-            turns.extend(_step_turns(record, spec, step, first_turn, fact, backend))
-            first_turn += turns_in(spec.actions)
+        for spec, step in zip(scenario.steps, history.steps):
+            turns.extend(_step_turns(history, spec, step, backend))
         expect_tell = {step.name: step.expect_tell for step in scenario.steps}
         turns = mark_missing_messages(mark_silent_losses(turns, expect_tell), expect_tell)
         if record.crashed:
@@ -84,35 +88,37 @@ def judge_scenario(record: ScenarioRecord, fact: Fact, backend: Backend = Backen
                                        expectations=(Expectation("verdict", "", "crashed", None),)))
     return ScenarioJudgement(record.name, scenario.title, scenario.proves, scenario.does_not_prove, record.seconds,
                              tuple(turns), skipped=record.skipped, crashed=record.crashed,
-                             recoveries=() if record.skipped else recoveries(record))
+                             recoveries=() if record.skipped else recoveries(history))
 
 
-def step_facts(step: StepRecord, view: StepEvents, spec: Step) -> StepFacts:
-    """What one step's worker said, from its events decoded once (``step.view()``), and
-    the versions its scenario step (``spec``) asks for."""
+def step_facts(history: StepHistory, spec: Step) -> StepFacts:
+    """What one step's worker said, from its history, and the versions its scenario step
+    (``spec``) asks for."""
+    step, said = history.record, history.said
     return StepFacts(
         step=step.step, host=step.host, home=step.home, store=step.store,
         asked_runtime=spec.runtime, asked_sdk=spec.sdk,
-        ready=view.ready, eventlog=view.eventlog,
-        actions=tuple(view.actions), failures=tuple(view.failures), holding=view.holding, faults=tuple(step.faults),
-        finished=view.finished is not None, exit_code=step.exit_code, timed_out=step.timed_out,
-        problems=tuple(view.problems), notes=tuple(step.notes),
+        ready=said.ready, eventlog=said.eventlog,
+        actions=tuple(said.actions), failures=tuple(said.failures), holding=said.holding, faults=tuple(step.faults),
+        finished=said.finished is not None, exit_code=step.exit_code, timed_out=step.timed_out,
+        problems=tuple(said.problems), notes=tuple(step.notes),
     )
 
 
-def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn: int, fact: Fact,
-                backend: Backend) -> list[TurnJudgement]:
-    view = step.view()
-    facts = step_facts(step, view, spec)
+def _step_turns(history: ScenarioHistory, spec: Step, step: StepHistory, backend: Backend) -> list[TurnJudgement]:
+    """The turns of one step, each numbered as the scenario numbers it (the worker and the
+    witness number them within the step)."""
+    record, fact, view = history.record, history.fact, step.said
+    facts = step_facts(step, spec)
     judged: list[TurnJudgement] = []
     # Each ask, answered or failed, takes the verdict expected of it by its place in the step.
     ask_turns = sorted([t.turn for t in view.turns if t.kind == TurnKind.ASK] +
                        [f.turn for f in view.failures
                         if f.action == Action.ASK and f.turn is not None and not f.refused])
     for turn in view.turns:
-        records = _sent(record, step, turn.turn)
+        records = step.fact_sent(turn.turn)
         reached = _fact_seen(records, backend.seen_on_the_wire)
-        number = first_turn + turn.turn - 1
+        number = step.in_scenario(turn.turn)
         if turn.kind == TurnKind.ASK:
             verdict, reason, basis = judge_answer(turn.answer, records, fact, backend.seen_on_the_wire)
             judged.append(_judged(record.name, spec, facts, number, turn.answer, reached, verdict, reason, basis,
@@ -122,12 +128,12 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
     for failure in view.failures:  # turns the app was told failed
         if failure.action not in (Action.TELL, Action.ASK) or failure.refused or failure.turn is None:
             continue
-        number = first_turn + failure.turn - 1
+        number = step.in_scenario(failure.turn)
         if failure.action == Action.TELL:
             judged.append(_told(record.name, spec, facts, number, None, FactSeen.NO_REQUEST, view.reported_session_id,
                                 Verdict.FAILED_LOUDLY, f"tell failed: {failure.message}", Basis.RUNTIME_ERROR))
             continue
-        records = _sent(record, step, failure.turn)
+        records = step.fact_sent(failure.turn)
         # The log's last answer can be this question's only if no later turn of the step answered.
         last = not any(t.turn > failure.turn for t in view.turns)
         verdict, reason, basis = (last and _undelivered(facts, records, fact, backend)) or _failed(failure, backend)
@@ -137,19 +143,19 @@ def _step_turns(record: ScenarioRecord, spec: Step, step: StepRecord, first_turn
                               view.reported_session_id, spec.expected(ask_turns.index(failure.turn)),
                               waited_out(failure, facts.eventlog if in_log else None)))
     if spec.asks and not any(t.kind == TurnKind.ASK for t in judged):
-        records = _sent(record, step, _ask_number(spec))
-        verdict, reason, basis = _undelivered(facts, records, fact, backend) or _failure(facts, step.stderr_tail,
+        records = step.fact_sent(_ask_number(spec))
+        verdict, reason, basis = _undelivered(facts, records, fact, backend) or _failure(facts, step.record.stderr_tail,
                                                                                            backend)
         in_log = basis == Basis.LOG_AND_WIRE  # the turn happened, as the log shows; only its answer went missing
         reached = _fact_seen(records, backend.seen_on_the_wire) if in_log else FactSeen.NO_REQUEST
-        number = first_turn + _ask_number(spec) - 1 if in_log else None
+        number = step.in_scenario(_ask_number(spec)) if in_log else None
         failed = next((f for f in view.failures if f.action == Action.ASK), None)
         judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis,
                               expected=spec.expected(0),
                               timed=failed and waited_out(failed, facts.eventlog if in_log else None)))
     elif spec.tells and not judged and not facts.finished and not facts.killed_on_purpose:
         # the worker died in its tell, unasked, and the app never heard how it went
-        verdict, reason, basis = _failure(facts, step.stderr_tail, backend)
+        verdict, reason, basis = _failure(facts, step.record.stderr_tail, backend)
         judged.append(_told(record.name, spec, facts, None, None, FactSeen.NO_REQUEST, None, verdict, reason, basis))
     if not judged:
         judged.append(TurnJudgement(record.name, NoTurn.STEP, None, facts))  # a step with no turn still gets its line
@@ -164,12 +170,6 @@ def _told(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer: 
     judged = TurnJudgement(scenario, TurnKind.TELL, turn, step, answer=answer, fact_reached_model=reached,
                            verdict=verdict, reason=reason, evidence=basis, session=session)
     return with_tell_expectation(judged, spec.expect_tell)
-
-
-def _sent(record: ScenarioRecord, step: StepRecord, turn: int) -> list[bool | None]:
-    """The witness's records of one of the step's turns (numbered within the step, as the
-    worker tags its requests): was the fact in what the model was sent?"""
-    return [e.fact_sent for e in record.evidence if e.step == step.step and e.turn == str(turn)]
 
 
 def _ask_number(spec: Step) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from handoff.checker.verdicts import Basis, Expectation, FactSeen, Recovery, TurnJudgement
-from handoff.runs.record import ScenarioRecord
+from handoff.runs.history import ScenarioHistory
 from handoff.words import RESUMING_ACTIONS, TOLD, TurnKind, Verdict
 
 # A tell whose fact demonstrably reached the model, or where requests cannot be recorded.
@@ -108,15 +108,15 @@ def with_tell_expectation(judged: TurnJudgement, wanted: str | None) -> TurnJudg
     return replace(judged, expectations=(Expectation("tell", wanted, got, met),))
 
 
-def recoveries(record: ScenarioRecord) -> tuple[Recovery, ...]:
+def recoveries(history: ScenarioHistory) -> tuple[Recovery, ...]:
     """For each healed fault, seconds from its heal to the next successful resume."""
-    resumes = sorted((event.t, step.step) for step in record.steps for event in step.view().actions
+    resumes = sorted((event.t, step.name) for step in history.steps for event in step.said.actions
                      if event.action in RESUMING_ACTIONS)
     found = []
-    for step in record.steps:
-        for fault in step.faults:
+    for step in history.steps:
+        for fault in step.record.faults:
             if fault.healed_at is None:
                 continue
             after = next((t for t, _ in resumes if t >= fault.healed_at), None)
-            found.append(Recovery(fault.kind, step.step, None if after is None else round(after - fault.healed_at, 3)))
+            found.append(Recovery(fault.kind, step.name, None if after is None else round(after - fault.healed_at, 3)))
     return tuple(found)

@@ -22,6 +22,7 @@ from importlib.metadata import version as package_version
 import msgspec
 
 from handoff import __version__
+from handoff.fact import Fact
 from handoff.protocol import (
     ActionDone,
     ActionFailed,
@@ -51,7 +52,9 @@ class FaultRecord(msgspec.Struct, frozen=True):
     detail: str = ""
 
 
-class StepRecord(msgspec.Struct):
+# dict=True: a record keeps its step's decoded events (view()) beside its stored fields,
+# never encoded with them.
+class StepRecord(msgspec.Struct, dict=True):
     step: str
     host: str
     home: str  # a HomeKind
@@ -73,15 +76,28 @@ class StepRecord(msgspec.Struct):
     lease_clock: float | None = None
 
     def view(self) -> StepEvents:
-        return StepEvents(self)
+        """The step's events, decoded the first time they are asked for (the coordinator
+        asks when the step ends) and kept: every later reader, the checker and each
+        report, takes these. Decoded again only if the lines changed since (a step's
+        lines grow while it runs; a redacted copy of the record has lines of its own)."""
+        kept = self.__dict__.get("_view")
+        if kept is None or not kept.read(self.lines):
+            kept = self.__dict__["_view"] = StepEvents(self)
+        return kept
 
 
 class StepEvents:
-    """A step's events, decoded once, with the questions the checker asks of them."""
+    """A step's events, decoded once, with the questions the checker asks of them. The
+    one place a worker's stdout lines become the protocol's typed events."""
 
     def __init__(self, record: StepRecord):
         self.record = record
+        self._lines, self._count = record.lines, len(record.lines)
         self.events, self.problems = decode_all(record.lines)
+
+    def read(self, lines: list[str]) -> bool:
+        """Whether these events are those of ``lines`` as they are now."""
+        return lines is self._lines and len(lines) == self._count
 
     def of(self, kind: type) -> list:
         return [event for event in self.events if isinstance(event, kind)]
@@ -149,7 +165,7 @@ class Versions(msgspec.Struct, frozen=True):
 
 
 class RunOptions(msgspec.Struct, frozen=True):
-    fact: str
+    fact: str  # the value of the fact told (Fact.value); stored apart from its topic
     topic: str
     jobs: int
     backend: Backend
@@ -157,6 +173,11 @@ class RunOptions(msgspec.Struct, frozen=True):
     remote_hosts: dict[str, str] = {}  # name -> ssh://user@machine:port/home (no secrets in it)
     store: str | None = None  # a PostgreSQL URL the user named, its password replaced by ***
     engine: str = "podman"  # the container engine for container hosts
+
+    @property
+    def fact_told(self) -> Fact:
+        """The fact every scenario of the run told, whole: its value and its topic."""
+        return Fact(self.fact, self.topic)
 
 
 class RunRecord(msgspec.Struct):
