@@ -50,7 +50,7 @@ class CoordinatorError(Exception):
 
 @dataclass(frozen=True)
 class RunSettings:
-    """The choices a run was started with (validated by the CLI before anything starts)."""
+    """The choices a run was started with (checked before anything starts: handoff/app/)."""
 
     fact: Fact = Fact()
     jobs: int = 1
