@@ -17,16 +17,16 @@ from datetime import datetime, timezone
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
-from handoff.fact import Fact
 from handoff.report import cells, summary, terminal
 from handoff.report.diagram import Diagram, layout
 from handoff.report.ladder import SYMBOLS, grouped, ladder
 from handoff.report.outcomes import in_words, standing
 from handoff.report.redact import for_display
 from handoff.report.sequence import sequence
-from handoff.runs.record import RunRecord, ScenarioRecord, StepRecord
+from handoff.runs.history import RunHistory, ScenarioHistory, StepHistory
+from handoff.runs.record import RunRecord
 from handoff.witness.evidence import Evidence
-from handoff.words import Command, TurnKind, turns_in
+from handoff.words import Command, TurnKind
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,8 @@ def marked(text: str, stated: str) -> tuple[tuple[str, bool], ...]:
     return tuple(out)
 
 
-def _eventlog(step: StepRecord) -> tuple[tuple[str, str], ...]:
-    log = step.view().eventlog
+def _eventlog(step: StepHistory) -> tuple[tuple[str, str], ...]:
+    log = step.said.eventlog
     if log is None:
         return (("event log", "not reported (the worker did not finish)"),)
     if not log.found:
@@ -88,49 +88,47 @@ def _eventlog(step: StepRecord) -> tuple[tuple[str, str], ...]:
             ("torn lines", str(log.unreadable_lines)))
 
 
-def _errors(step: StepRecord) -> tuple[str, ...]:
-    view = step.view()
+def _errors(step: StepHistory) -> tuple[str, ...]:
+    view, record = step.said, step.record
     found = [f"{e.action}{' (refused by the guard)' if e.refused else ''}: {e.message}" for e in view.failures]
-    found += view.problems + list(step.notes)
-    if view.finished is None and not view.killed_on_purpose and step.stderr_tail.strip():
-        found.append("stderr: " + step.stderr_tail.strip().splitlines()[-1])
+    found += view.problems + list(record.notes)
+    if view.finished is None and not view.killed_on_purpose and record.stderr_tail.strip():
+        found.append("stderr: " + record.stderr_tail.strip().splitlines()[-1])
     return tuple(found)
 
 
-def _questions(record: ScenarioRecord, judged: ScenarioJudgement, fact: Fact) -> tuple[Question, ...]:
-    first_turn, start = {}, 1
-    for spec in record.scenario.steps:
-        first_turn[spec.name] = start
-        start += turns_in(spec.actions)
-    steps = {step.step: step for step in record.steps}
+def _questions(history: ScenarioHistory, judged: ScenarioJudgement) -> tuple[Question, ...]:
+    """Each question with what the witness saw of it (the judgement numbers turns across the
+    scenario; the witness, within the step)."""
+    stated = history.fact.stated_text
     questions = []
     for turn in judged.turns:
         if turn.kind != TurnKind.ASK or turn.step is None:
             continue
-        step = steps[turn.step.step]
-        local = None if turn.turn is None else turn.turn - first_turn[step.step] + 1
-        requests = tuple(Request(e, tuple(Said(role, marked(text, fact.stated_text)) for role, text in e.conversation))
-                         for e in record.evidence if e.step == step.step and local is not None and e.turn == str(local))
-        questions.append(Question(turn, f"turn {cells.turn_number(turn)} ({step.step})", requests, _eventlog(step),
+        step = history.step(turn.step.step)
+        seen = () if turn.turn is None else step.requests.get(step.in_step(turn.turn), ())
+        requests = tuple(Request(e, tuple(Said(role, marked(text, stated)) for role, text in e.conversation))
+                         for e in seen)
+        questions.append(Question(turn, f"turn {cells.turn_number(turn)} ({step.name})", requests, _eventlog(step),
                                   _errors(step)))
     return tuple(questions)
 
 
-def scenario_views(record: RunRecord, judgement: RunJudgement) -> list[tuple[str, list[ScenarioView]]]:
+def scenario_views(history: RunHistory, judgement: RunJudgement) -> list[tuple[str, list[ScenarioView]]]:
     """Each scenario's section, grouped by what it tests, in the ladder's order."""
-    fact = Fact(record.options.fact, record.options.topic)
+    record = history.record
     coordinated = record.command != Command.LAB
-    records = {s.name: s for s in record.scenarios}
+    scenarios = {s.record.name: s for s in history.scenarios}
     groups = []
     for condition, rungs in grouped(judgement, {s.name: s.scenario for s in record.scenarios}):
         views = []
         for judged in rungs:
-            scenario_record = records[judged.name]
+            scenario = scenarios[judged.name]
             drawn = None
-            if scenario_record.steps:
-                drawn = layout(sequence(scenario_record, fact.value, record.options.backend, coordinated))
+            if scenario.record.steps:
+                drawn = layout(sequence(scenario, record.options.backend, coordinated))
             views.append(ScenarioView(judged, f"scenario-{judged.name}", standing(judged).value, in_words(judged),
-                                      drawn, _questions(scenario_record, judged, fact)))
+                                      drawn, _questions(scenario, judged)))
         groups.append((condition, views))
     return groups
 
@@ -142,13 +140,14 @@ def _environment() -> Environment:
 
 def page(record: RunRecord, judgement: RunJudgement) -> str:
     record, judgement = for_display(record, judgement)  # an id carrying a secret shows redacted
+    history = RunHistory.of(record)
     started = datetime.fromtimestamp(record.started_at, timezone.utc)
     return _environment().get_template("report.html.j2").render(
-        record=record, judgement=judgement, scenarios=scenario_views(record, judgement),
+        record=record, judgement=judgement, scenarios=scenario_views(history, judgement),
         ladder=ladder(judgement, {s.name: s.scenario for s in record.scenarios}),
         plan=terminal.plan_of(record).split("\n"), summary=" ".join(terminal.summary(judgement).split()),
         started=started.strftime("%Y-%m-%d %H:%M:%S UTC"), seconds=record.finished_at - record.started_at,
-        exit_code=int(judgement.exit_code()), symbols=SYMBOLS, fact=record.options.fact,
+        exit_code=int(judgement.exit_code()), symbols=SYMBOLS, fact=history.fact.value,
         proved=_proved(record, judgement),
     )
 

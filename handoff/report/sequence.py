@@ -1,9 +1,10 @@
 """What happened in one scenario, as the participants and messages of a sequence diagram.
 
-Read from the stored record only — the workers' events, the faults the step driver
-injected, the witness's records of each request — never from live processes, so a stored
-run draws the same diagram every time. Where things are on the page is diagram.py's job;
-this module says who talked to whom, in which order, and with what.
+Read from the stored record only, as its history (handoff/runs/history.py) — the workers'
+events, the faults the step driver injected, the witness's records of each request —
+never from live processes, so a stored run draws the same diagram every time. Where
+things are on the page is diagram.py's job; this module says who talked to whom, in
+which order, and with what.
 
 The participants, left to right: the coordinator (which passes the session id along),
 then for each step its worker process (pid and host) and that worker's own runtime, then
@@ -33,7 +34,8 @@ from handoff.protocol import (
     Skipped,
     Turn,
 )
-from handoff.runs.record import FaultRecord, ScenarioRecord, StepEvents, StepRecord
+from handoff.runs.history import ScenarioHistory, StepHistory
+from handoff.runs.record import FaultRecord, ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.witness.evidence import Evidence
 from handoff.words import RESUMING_ACTIONS, Action, FaultPoint, HomeKind, HostKind, StepSession, StoreKind
@@ -150,11 +152,12 @@ def _model(backend: Backend) -> Participant:
     return Participant(MODEL, "model", "witness model", ("knows only what it is sent", "records every request"))
 
 
-def participants(record: ScenarioRecord, backend: Backend, coordinated: bool = True) -> tuple[Participant, ...]:
+def participants(history: ScenarioHistory, backend: Backend, coordinated: bool = True) -> tuple[Participant, ...]:
+    record = history.record
     found = [Participant(COORDINATOR, "coordinator", "coordinator", ("passes the id along",))] if coordinated else []
     stores: dict[str, Participant] = {}
-    for step, spec in zip(record.steps, record.scenario.steps):
-        ready = step.view().ready
+    for step_history, spec in zip(history.steps, record.scenario.steps):
+        step, ready = step_history.record, step_history.said.ready
         where = f"pid {ready.pid} on {ready.hostname}" if ready else "no runtime started"
         if ready and on_container(step, record):  # the hostname is the container's, named for the host
             where = f"pid {ready.pid} in container {ready.hostname}"
@@ -173,18 +176,17 @@ def participants(record: ScenarioRecord, backend: Backend, coordinated: bool = T
 class _StepMessages:
     """The messages of one step, in the order its worker reported its events."""
 
-    def __init__(self, record: ScenarioRecord, step: StepRecord, spec: Step, coordinated: bool, backend: Backend,
-                 fact: str):
-        self.record, self.step, self.spec, self.backend, self.fact = record, step, spec, backend, fact
-        self.view = StepEvents(step)
-        self.worker, self.runtime, self.store = f"worker:{step.step}", f"runtime:{step.step}", store_key(step, record)
+    def __init__(self, history: ScenarioHistory, step: StepHistory, spec: Step, coordinated: bool,
+                 backend: Backend):
+        self.step, self.spec, self.backend = step.record, spec, backend
+        self.fact, self.view, self.requests = history.fact.value, step.said, step.requests
+        self.worker, self.runtime = f"worker:{step.name}", f"runtime:{step.name}"
+        self.store = store_key(step.record, history.record)
         self.boss = COORDINATOR if coordinated else self.worker
         self.out: list[Message] = []
         # Requests the witness recorded for a turn the worker never reported (it was
         # killed while the runtime wrote the answer): drawn where they happened in time.
-        reported = {str(turn.turn) for turn in self.view.turns}
-        self.unreported = sorted((e for e in record.evidence if e.step == step.step and e.turn not in reported),
-                                 key=lambda e: e.at)
+        self.unreported = list(step.unreported)
 
     def say(self, source: str, target: str, label: str, kind: str, fact: FactMark | None = None) -> None:
         self.out.append(Message(source, target, cut(label), kind, self.step.step, fact, full=" ".join(label.split())))
@@ -285,7 +287,7 @@ class _StepMessages:
     def _turn(self, turn: Turn) -> None:
         w, r = self.worker, self.runtime
         self.say(w, r, f"send_and_wait: {turn.kind} ({turn.ms} ms)", "call")
-        records = [e for e in self.record.evidence if e.step == self.step.step and e.turn == str(turn.turn)]
+        records = self.requests.get(turn.turn, ())
         if not self.backend.seen_on_the_wire:
             self.say(r, MODEL, "request (not recorded)", "request")
         elif not records:
@@ -316,15 +318,17 @@ class _StepMessages:
             self.say(self.worker, self.worker, f"ended without 'finished' (exit code {self.step.exit_code})", "error")
 
 
-def sequence(record: ScenarioRecord, fact: str, backend: Backend = Backend(), coordinated: bool = True) -> Sequence:
+def sequence(history: ScenarioHistory, backend: Backend = Backend(), coordinated: bool = True) -> Sequence:
     """The diagram's data for one scenario of a run (``coordinated`` False: a lab run,
     where one process does everything and nothing passes the id along)."""
+    record = history.record
     messages: list[Message] = []
-    for index, (step, spec) in enumerate(zip(record.steps, record.scenario.steps)):
-        messages += _StepMessages(record, step, spec, coordinated, backend, fact).messages(step.session_id, index == 0)
+    for index, (step, spec) in enumerate(zip(history.steps, record.scenario.steps)):
+        drawn = _StepMessages(history, step, spec, coordinated, backend)
+        messages += drawn.messages(step.record.session_id, index == 0)
     if record.crashed:
         who = COORDINATOR if coordinated else (f"worker:{record.steps[-1].step}" if record.steps else None)
         if who:
             messages.append(Message(who, who, cut(f"crashed: {record.crashed}"), "error",
                                     full=" ".join(f"crashed: {record.crashed}".split())))
-    return Sequence(participants(record, backend, coordinated), tuple(messages))
+    return Sequence(participants(history, backend, coordinated), tuple(messages))

@@ -21,6 +21,7 @@ from handoff.report.ladder import ladder
 from handoff.report.sequence import (COORDINATOR, LABEL_CHARACTERS, MODEL, FactMark, Message, Participant, Sequence,
                                      sequence)
 from handoff.report.typeset import text_px, text_width, wrap
+from handoff.runs.history import ScenarioHistory
 from handoff.runs.record import FaultRecord, RunOptions, RunRecord, ScenarioRecord, StepRecord, Versions
 from handoff.scenario import Scenario, Step
 from handoff.witness.evidence import Evidence
@@ -79,7 +80,7 @@ def run_record(*scenarios: ScenarioRecord, command: str = "run") -> RunRecord:
 # --- sequence: what happened -----------------------------------------------------------
 
 def test_the_lanes_are_the_coordinator_each_worker_and_its_runtime_the_stores_and_the_model():
-    drawn = sequence(RECORD, FACT.value)
+    drawn = sequence(ScenarioHistory.of(RECORD, FACT))
     assert [p.key for p in drawn.participants] == [
         COORDINATOR, "worker:A", "runtime:A", "worker:B", "runtime:B", "worker:C", "runtime:C", "store:shared",
         "store:own:C", MODEL]
@@ -91,11 +92,11 @@ def test_the_lanes_are_the_coordinator_each_worker_and_its_runtime_the_stores_an
 
 def test_a_raw_worker_has_no_principal_unless_its_scenario_names_several():
     plain = Scenario("plain", "T", "P", "D", (Step("A", ("create", "tell", "hold")), Step("B", ("resume", "ask"))))
-    drawn = sequence(ScenarioRecord("plain", plain, [STEP_A, STEP_B], []), FACT.value)
+    drawn = sequence(ScenarioHistory.of(ScenarioRecord("plain", plain, [STEP_A, STEP_B], []), FACT))
     assert [p.details[1] for p in drawn.participants if p.kind == "worker"] == ["raw SDK, no principal"] * 2
     guarded = Scenario("g", "T", "P", "D", (Step("A", ("create", "tell", "hold"), guarded=True),
                                             Step("B", ("resume", "ask"))))  # alice's guarded path, then the raw one
-    drawn = sequence(ScenarioRecord("g", guarded, [STEP_A, STEP_B], []), FACT.value)
+    drawn = sequence(ScenarioHistory.of(ScenarioRecord("g", guarded, [STEP_A, STEP_B], []), FACT))
     assert [p.details[1] for p in drawn.participants if p.kind == "worker"] == ["alice, guarded",
                                                                                 "raw SDK, no principal"]
 
@@ -107,13 +108,13 @@ def test_a_step_given_an_unknown_id_is_said_to_get_a_new_random_one():
     steps = [StepRecord("A", "local", "shared", "home", "id-1", lines=lines(ready(1), Finished(t=2.0, ok=True))),
              StepRecord("B", "local", "shared", "home", "handoff-0123456789abcdef",
                         lines=lines(ready(2), Finished(t=3.0, ok=True)))]
-    starts = [m.label for m in sequence(ScenarioRecord("fresh", fresh, steps, []), FACT.value).messages
+    starts = [m.label for m in sequence(ScenarioHistory.of(ScenarioRecord("fresh", fresh, steps, []), FACT)).messages
               if m.source == COORDINATOR]
     assert starts == ["start; id: id-1", "start; a new random id: handoff-0123456789abcdef"]
 
 
 def test_the_messages_tell_the_story_in_order():
-    said = [(m.source, m.target, m.kind, m.label) for m in sequence(RECORD, FACT.value).messages]
+    said = [(m.source, m.target, m.kind, m.label) for m in sequence(ScenarioHistory.of(RECORD, FACT)).messages]
     labels = [label for *_, label in said]
     assert said[0] == (COORDINATOR, "worker:A", "id", "start; id: id-1")
     assert ("worker:A", "runtime:A", "call", "create_session(session_id=id-1)") in said
@@ -131,20 +132,20 @@ def test_the_messages_tell_the_story_in_order():
 def test_a_request_is_marked_with_the_fact_exactly_as_the_witness_recorded_it():
     forgotten = ScenarioRecord("s", SCENARIO, [STEP_A, STEP_B], [evidence("A", "1", True, TOLD),
                                                                evidence("B", "1", False, ("user", "?"))])
-    requests = [m for m in sequence(forgotten, FACT.value).messages if m.kind == "request"]
+    requests = [m for m in sequence(ScenarioHistory.of(forgotten, FACT)).messages if m.kind == "request"]
     assert [(m.step, m.fact.value, m.fact.seen) for m in requests] == [("A", "At Risk", True), ("B", "At Risk", False)]
     assert requests[1].label == "request: 1 message, without"
 
 
 def test_a_turn_the_witness_never_saw_says_so_instead_of_a_request():
     unseen = ScenarioRecord("s", SCENARIO, [STEP_A], [])
-    kinds = [(m.kind, m.label) for m in sequence(unseen, FACT.value).messages]
+    kinds = [(m.kind, m.label) for m in sequence(ScenarioHistory.of(unseen, FACT)).messages]
     assert ("error", "the model has no record of this turn") in kinds
     assert not [kind for kind, _ in kinds if kind == "request"]
 
 
 def test_a_lab_run_has_no_coordinator():
-    drawn = sequence(ScenarioRecord("lab", SCENARIO, [STEP_B], []), FACT.value, coordinated=False)
+    drawn = sequence(ScenarioHistory.of(ScenarioRecord("lab", SCENARIO, [STEP_B], []), FACT), coordinated=False)
     assert COORDINATOR not in [p.key for p in drawn.participants]
     assert all(COORDINATOR not in (m.source, m.target) for m in drawn.messages)
 
@@ -159,7 +160,7 @@ def test_container_steps_draw_their_container_and_volumes_and_a_restart_keeps_it
     steps = [StepRecord(name, "a", home, "home", "id-1", lines=lines(ready(1, "ctr-a-1" if name != "C" else "ctr-a-2"),
                                                                      Finished(t=2.0, ok=True)))
              for name, home in (("A", "anonymous"), ("B", "restarted"), ("C", "anonymous"))]
-    drawn = sequence(ScenarioRecord("ctr", restarted, steps, []), FACT.value)
+    drawn = sequence(ScenarioHistory.of(ScenarioRecord("ctr", restarted, steps, []), FACT))
     lanes = {p.key: (p.title, p.details) for p in drawn.participants}
     assert [key for key in lanes if key.startswith("store:")] == ["store:anonymous:A", "store:anonymous:C"]
     assert lanes["store:anonymous:A"] == ("A's anonymous volume", ("lives with its container", "empty when it started"))
@@ -171,7 +172,7 @@ def test_container_steps_draw_their_container_and_volumes_and_a_restart_keeps_it
                       hosts={"a": "container", "b": "container"})
     both = [StepRecord(n, n.lower(), "shared", "home", "id-1", lines=lines(ready(1), Finished(t=2.0, ok=True)))
             for n in ("A", "B")]
-    [volume] = [p for p in sequence(ScenarioRecord("vol", shared, both, []), FACT.value).participants
+    [volume] = [p for p in sequence(ScenarioHistory.of(ScenarioRecord("vol", shared, both, []), FACT)).participants
                 if p.kind == "store"]
     assert (volume.key, volume.title) == ("store:shared", "shared volume")
 
@@ -187,7 +188,7 @@ def test_labels_are_whole_and_only_an_absurdly_long_one_is_cut():
         ActionFailed(t=2.0, action="resume", message="word " * 60),
         ActionFailed(t=2.5, action="resume", message=reason, refused=True),
         ActionFailed(t=2.7, action="ask", message="x" * 2000), Finished(t=3.0, ok=False)))
-    said = sequence(ScenarioRecord("s", SCENARIO, [record], []), FACT.value).messages
+    said = sequence(ScenarioHistory.of(ScenarioRecord("s", SCENARIO, [record], []), FACT)).messages
     labels = [m.label for m in said]
     assert f"start; id: {long_id}" in labels and f"resume_session({long_id})" in labels
     assert f"resume failed: {'word ' * 59}word" in labels
@@ -237,7 +238,7 @@ def assert_no_headers_overlap(diagram) -> None:
 
 
 def test_each_steps_worker_and_runtime_share_a_column_and_appear_where_their_step_begins():
-    diagram = layout(sequence(RECORD, FACT.value))
+    diagram = layout(sequence(ScenarioHistory.of(RECORD, FACT)))
     lanes = {lane.participant.key: lane for lane in diagram.lanes}
     assert len({lanes[f"worker:{s}"].x for s in "ABC"}) == 1 and len({lanes[f"runtime:{s}"].x for s in "ABC"}) == 1
     xs = [lanes[key].x for key in (COORDINATOR, "worker:A", "runtime:A", "store:shared", "store:own:C", MODEL)]
@@ -256,11 +257,11 @@ def test_each_steps_worker_and_runtime_share_a_column_and_appear_where_their_ste
 
 
 def test_every_label_fits_between_the_lifelines_it_joins_and_every_message_has_its_own_row():
-    diagram = layout(sequence(RECORD, FACT.value))
+    diagram = layout(sequence(ScenarioHistory.of(RECORD, FACT)))
     assert diagram.width <= WIDTH
     assert_whole_and_within(diagram)
     rows = sorted([a.row for a in diagram.arrows] + [n.row for n in diagram.notes])
-    assert rows == list(range(len(sequence(RECORD, FACT.value).messages)))
+    assert rows == list(range(len(sequence(ScenarioHistory.of(RECORD, FACT)).messages)))
     ys = [part.y + (part.height - 7 if hasattr(part, "height") else 0)
           for part in sorted((*diagram.arrows, *diagram.notes), key=lambda part: part.row)]
     assert all(later - earlier >= ROW - 0.01 for earlier, later in zip(ys, ys[1:]))
@@ -280,7 +281,7 @@ def test_a_long_label_wraps_onto_lines_of_its_own_row_and_a_long_note_takes_the_
         for n, name in enumerate(("first-step-with-a-long-name", "second", "third", "fourth"))]
     scenario = Scenario("long", "T", "P", "D", tuple(Step(s.step, ("resume", "ask", "close"), guarded=True)
                                                      for s in steps))
-    diagram = layout(sequence(ScenarioRecord("long", scenario, steps, []), FACT.value))
+    diagram = layout(sequence(ScenarioHistory.of(ScenarioRecord("long", scenario, steps, []), FACT)))
     assert diagram.width <= WIDTH
     assert_whole_and_within(diagram)
     assert_no_headers_overlap(diagram)
@@ -310,7 +311,7 @@ def test_wrapping_keeps_every_character_and_the_fact_with_its_mark():
 
 
 def test_workers_and_runtimes_are_shown_busy_only_while_their_step_runs():
-    diagram = layout(sequence(RECORD, FACT.value))
+    diagram = layout(sequence(ScenarioHistory.of(RECORD, FACT)))
     bars = {bar.key: bar for bar in diagram.activations}
     assert set(bars) == {"worker:A", "runtime:A", "worker:B", "runtime:B", "worker:C", "runtime:C"}
     assert bars["worker:A"].y2 < bars["worker:B"].y1 and bars["worker:B"].y2 < bars["worker:C"].y1
@@ -498,6 +499,7 @@ def test_a_request_for_a_turn_the_worker_never_reported_is_drawn_where_it_happen
         Holding(t=4.0, session_id="id-1", point="inside-write", during="append")),
         exit_code=-9, faults=[FaultRecord("kill", "inside-write", 5.0, detail="SIGKILL")])
     seen = Evidence(3.0, "s", "A", "local", "1", 3, True, "recalled", RECALLED, conversation=(TOLD,))
-    labels = [m.label for m in sequence(ScenarioRecord("s", SCENARIO, [killed], [seen]), FACT.value).messages]
+    drawn = sequence(ScenarioHistory.of(ScenarioRecord("s", SCENARIO, [killed], [seen]), FACT))
+    labels = [m.label for m in drawn.messages]
     at = labels.index("turn 1 (never reported) request: 3 messages, with")
     assert labels.index("resume_session(id-1)") < at < labels.index("holding at inside-write during append")
