@@ -13,6 +13,7 @@ SYSTEM_STAMP := .state/system-packages
 # sdks/<v>/requirements.txt), installed by `make runtimes`, never committed.
 RUNTIME_STAMPS := $(patsubst %/package-lock.json,%/node_modules/.installed,$(wildcard runtimes/*/package-lock.json))
 SDK_STAMPS := $(patsubst sdks/%/requirements.txt,.state/sdks/%/.installed,$(wildcard sdks/*/requirements.txt))
+NODE_WORKER_STAMP := sdks/node/node_modules/.installed
 
 .PHONY: setup runtimes handoff faults test coverage bench soak mutate clean containers docs
 
@@ -56,7 +57,17 @@ runtimes/%/node_modules/.installed: runtimes/%/package.json runtimes/%/package-l
 	.state/sdks/$*/bin/pip install --quiet --disable-pip-version-check --no-deps -r $<
 	@touch $@
 
-runtimes: setup $(RUNTIME_STAMPS) $(SDK_STAMPS)
+# The Node.js worker (sdks/node/worker.mjs) on the TypeScript SDK, pinned by
+# sdks/node/package-lock.json (`npm install --no-save` for the reason above). --omit=optional
+# leaves out the SDK's optional packages, its own bundled runtime for each platform (113 MB
+# on Linux) and the FFI that runs one in-process: the worker drives the project's pinned
+# runtime over stdio, as the Python worker does.
+$(NODE_WORKER_STAMP): sdks/node/package.json sdks/node/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to install the Node.js worker's SDK: install Node.js 20+ and npm"; exit 2; }
+	cd sdks/node && npm install --no-save --omit=optional --no-audit --no-fund --loglevel=error
+	@touch $@
+
+runtimes: setup $(RUNTIME_STAMPS) $(SDK_STAMPS) $(NODE_WORKER_STAMP)
 
 handoff: setup
 	$(BIN)/handoff run $(ARGS)
@@ -139,4 +150,4 @@ mutate: setup
 
 # (The worker image stays in the engine; `podman rmi` it by the tag `handoff image tag` prints.)
 clean:
-	rm -rf $(VENV) runtime/node_modules runtimes/*/node_modules .state .pytest_cache *.egg-info mutants .hypothesis
+	rm -rf $(VENV) runtime/node_modules runtimes/*/node_modules sdks/node/node_modules .state .pytest_cache *.egg-info mutants .hypothesis

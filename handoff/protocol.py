@@ -18,6 +18,8 @@ from typing import Mapping, Union
 
 import msgspec
 
+from handoff.words import SdkLanguage
+
 # --- holds: where a worker waits for the coordinator's faults ---------------------------
 
 # A worker stops at its hold points (handoff.words.HOLD_POINTS) and says ``holding``; it
@@ -151,6 +153,7 @@ class Ready(_Event, tag="ready"):
     sdk_version: str
     runtime_start_ms: int
     store: str | None = None  # the store's address, without any password
+    sdk_language: str = SdkLanguage.PYTHON  # a SdkLanguage: which SDK's worker this is (sdk_version is that SDK's)
 
 
 class ActionDone(_Event, tag="action"):

@@ -100,6 +100,14 @@ class WorkerStage(StrEnum):
     STOP = "stop"  # stop the runtime
 
 
+class SdkLanguage(StrEnum):
+    """Which SDK a worker is written on (a ``ready`` event's ``sdk_language``; a step's
+    ``sdk = "node@1.0.14"`` names the other one)."""
+
+    PYTHON = "python"  # python -m handoff.worker, on github-copilot-sdk
+    NODE = "node"  # node sdks/node/worker.mjs, on @github/copilot-sdk
+
+
 class HomeKind(StrEnum):
     """Where a step's runtime keeps its sessions (a step's ``home``)."""
 

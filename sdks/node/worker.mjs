@@ -1,0 +1,353 @@
+// `node sdks/node/worker.mjs`: the Node.js worker, on the official TypeScript SDK.
+//
+// It speaks handoff/protocol.py's protocol as `python -m handoff.worker` does: one
+// WorkerSpec (JSON) on the first line of stdin, one event per line on stdout, the last
+// one `finished`; it never crashes to its parent. Every event it writes is checked
+// against the protocol's JSON Schema (handoff/protocol.schema.json) by
+// tests/e2e/test_node_worker.py. It does the raw SDK's actions (create, resume, turns,
+// close, metadata, list); what only the Python worker can do (the guard, a database
+// store, fault holds, a second runtime) it reports as an `error` event and does not try.
+//
+// Anything else that writes to stdout would break the protocol, so console.log is sent to
+// stderr, and events go straight to file descriptor 1.
+
+import { readFileSync, readSync, writeSync } from "node:fs";
+import dgram from "node:dgram";
+import os from "node:os";
+import path from "node:path";
+
+import { CopilotClient, RuntimeConnection, approveAll } from "@github/copilot-sdk";
+
+import { questionPrompt, rememberPrompt } from "./fact.mjs";
+import { report } from "./eventlog.mjs";
+
+const LANGUAGE = "node";
+// The SDK's package.json is not among its exports: it is read where npm installed it, beside this file.
+const SDK_PACKAGE = new URL("./node_modules/@github/copilot-sdk/package.json", import.meta.url);
+const SDK_VERSION = JSON.parse(readFileSync(SDK_PACKAGE, "utf8")).version;
+const WITNESS_KEY = "handoff-witness-needs-no-key"; // the witness takes any key; the runtime needs one
+const NO_KEY = "no-key-configured"; // handoff/worker/model.py's stand-in for an endpoint without a key
+const TURN_HEADER = "x-handoff-turn"; // handoff/witness/tags.py TAG_HEADERS["turn"]
+const RUNTIME_STOP_MS = 10_000; // stopping a runtime that died may never answer
+
+// What the Python worker can do and this one cannot, each with the reason it gives.
+const NOT_HERE = {
+  mint: "the guard (minting ids) is the Python worker's",
+  "mint-for-key": "the guard (minting ids) is the Python worker's",
+  discover: "the registry is the Python worker's",
+  "concurrent-resume-and-ask": "a second runtime in one worker is the Python worker's",
+  hold: "fault holds are the Python worker's",
+  "restart-runtime": "restarting the runtime is the Python worker's",
+};
+const NEEDS_SESSION = new Set(["tell", "ask", "close"]);
+
+console.log = console.info = console.debug = console.error; // stdout is the protocol's alone
+
+const now = () => Date.now() / 1000;
+const msSince = (started) => Math.round(performance.now() - started);
+
+function emit(event) {
+  writeSync(1, JSON.stringify(event) + "\n");
+}
+
+function oneLine(error) {
+  const text = String(error?.message ?? error).split(/\s+/).filter(Boolean).join(" ");
+  return (text || error?.name || "Error").slice(0, 400);
+}
+
+// The spec's first line, read a byte at a time so that nothing after it is consumed.
+function specLine() {
+  const bytes = [];
+  const one = Buffer.alloc(1);
+  for (;;) {
+    let read;
+    try {
+      read = readSync(0, one, 0, 1, null);
+    } catch (error) {
+      if (error.code === "EAGAIN") continue;
+      throw error;
+    }
+    if (read === 0 || one[0] === 0x0a) break;
+    bytes.push(one[0]);
+  }
+  return Buffer.from(bytes).toString("utf8");
+}
+
+// The backend's secret variable: from this process's environment, or from the spec when
+// the host could not pass the environment on (SSH).
+function secret(spec, name) {
+  return (name && (process.env[name] || spec.secrets?.[name])) || undefined;
+}
+
+// handoff/worker/model.py's model_source, for this SDK's options.
+function modelSettings(spec) {
+  const backend = { kind: "witness", model: "handoff-witness", ...spec.backend };
+  if (spec.without_provider) return { model: undefined, provider: undefined, gitHubToken: undefined };
+  if (backend.kind === "copilot") {
+    const token = secret(spec, backend.token_env);
+    if (!token) throw new Error(`$${backend.token_env} is no longer set: set it to a GitHub token that may use Copilot`);
+    return { model: backend.model, provider: undefined, gitHubToken: token };
+  }
+  let baseUrl = `${spec.witness_url}/v1`, apiKey = WITNESS_KEY;
+  if (backend.kind === "openai-compatible") {
+    apiKey = backend.api_key_env ? secret(spec, backend.api_key_env) : NO_KEY;
+    if (!apiKey) throw new Error(`--api-key-env ${backend.api_key_env}: that variable is not set or empty`);
+    baseUrl = spec.witness_url ? `${spec.witness_url}/v1` : backend.provider_url;
+  }
+  const provider = { type: "openai", wireApi: "completions", baseUrl, apiKey, headers: { ...(spec.tags ?? {}) } };
+  return { model: backend.model, provider, gitHubToken: undefined };
+}
+
+// This machine's address on the route to the witness (a connected UDP socket sends nothing).
+async function addressTowards(url) {
+  try {
+    const { hostname, port } = new URL(url);
+    const probe = dgram.createSocket("udp4");
+    const address = await new Promise((resolve) => {
+      probe.on("error", () => resolve(null));
+      probe.connect(Number(port) || 80, hostname, () => resolve(probe.address().address));
+    });
+    probe.close();
+    if (address && !address.startsWith("127.")) return address;
+  } catch {
+    // fall through to the first non-loopback address
+  }
+  for (const entries of Object.values(os.networkInterfaces())) {
+    for (const entry of entries ?? []) {
+      if (entry.family === "IPv4" && !entry.address.startsWith("127.")) return entry.address;
+    }
+  }
+  return null;
+}
+
+// CPU seconds of this process, and of the children it reaped (its runtime), as the
+// Python worker's cpu_seconds() counts them; /proc gives the latter (fields 16 and 17).
+function cpuSeconds() {
+  const usage = process.cpuUsage();
+  const worker = Math.round((usage.user + usage.system) / 1000) / 1000;
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[13]) + Number(fields[14]); // cutime, cstime (fields 16, 17 of the line)
+    return { worker, runtime: Math.round((ticks / 100) * 1000) / 1000 };
+  } catch {
+    return null;
+  }
+}
+
+function eventsLog(home, sessionId) {
+  try {
+    return readFileSync(path.join(home, "session-state", sessionId, "events.jsonl"), "utf8");
+  } catch {
+    return null;
+  }
+}
+
+// What in the spec this worker cannot honour: the step is then not run at all, rather
+// than run without what it asked for.
+function unsupported(spec) {
+  const missing = [];
+  if (spec.guarded) missing.push("a guarded step (the gate is the Python worker's)");
+  if (spec.store) missing.push("a database store (SessionFs to a database is the Python worker's)");
+  if (spec.registry) missing.push("a registry");
+  if ((spec.holds ?? []).length) missing.push("fault holds");
+  return missing;
+}
+
+class Worker {
+  constructor(spec) {
+    this.spec = spec;
+    this.home = spec.home.startsWith("~/") ? path.join(os.homedir(), spec.home.slice(2)) : spec.home;
+    this.sessionId = spec.session_id ?? null;
+    this.session = null;
+    this.turns = 0;
+    const settings = modelSettings(spec);
+    this.model = settings.model;
+    this.provider = settings.provider;
+    this.client = new CopilotClient({
+      connection: RuntimeConnection.forStdio({ path: spec.runtime_path || defaultRuntime() }),
+      baseDirectory: this.home,
+      gitHubToken: settings.gitHubToken,
+      useLoggedInUser: false,
+    });
+  }
+
+  sessionConfig() {
+    return { model: this.model, provider: this.provider, streaming: false, onPermissionRequest: approveAll };
+  }
+
+  async run() {
+    const started = performance.now();
+    await this.client.start();
+    const runtimeVersion = (await this.client.getStatus()).version;
+    emit({
+      event: "ready", t: now(), pid: process.pid, hostname: os.hostname(),
+      address: await addressTowards(this.spec.witness_url), home: this.home, runtime_version: runtimeVersion,
+      sdk_version: SDK_VERSION, sdk_language: LANGUAGE, runtime_start_ms: msSince(started), store: null,
+    });
+    let ok = true;
+    try {
+      const refused = [...this.substituted(runtimeVersion), ...unsupported(this.spec)];
+      if (refused.length) {
+        ok = false;
+        emit({ event: "error", t: now(), action: "start", message: `this Node.js worker cannot run the step: ${refused.join("; ")}` });
+        for (const action of this.spec.actions) {
+          emit({ event: "skipped", t: now(), action, reason: "the step asks for what this worker cannot do" });
+        }
+      } else {
+        for (const action of this.spec.actions) ok = (await this.do(action)) && ok;
+      }
+    } finally {
+      ok = (await this.stop()) && ok;
+    }
+    if (this.sessionId) emit(report(this.sessionId, eventsLog(this.home, this.sessionId), now()));
+    return ok;
+  }
+
+  // A step that names versions measures those or nothing (the Python worker's rule).
+  substituted(runtimeVersion) {
+    const wrong = [];
+    const { runtime_version: runtime, sdk_version: sdk } = this.spec;
+    if (runtime && runtime !== runtimeVersion) wrong.push(`asked for runtime ${runtime}, the runtime reports ${runtimeVersion}`);
+    if (sdk && sdk !== `${LANGUAGE}@${SDK_VERSION}`) wrong.push(`asked for SDK ${sdk}, this worker runs SDK ${LANGUAGE}@${SDK_VERSION}`);
+    return wrong;
+  }
+
+  async stop() {
+    const started = performance.now();
+    let timer;
+    const timeout = new Promise((resolve) => {
+      timer = setTimeout(() => resolve([new Error(`the runtime did not stop within ${RUNTIME_STOP_MS / 1000} s`)]), RUNTIME_STOP_MS);
+    });
+    try {
+      const errors = await Promise.race([this.client.stop(), timeout]);
+      if (!errors.length) return true;
+      emit({ event: "error", t: now(), action: "stop", message: oneLine(errors.map(oneLine).join("; ")), ms: msSince(started) });
+    } catch (error) {
+      emit({ event: "error", t: now(), action: "stop", message: oneLine(error), ms: msSince(started) });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.client.forceStop) await this.client.forceStop().catch(() => {});
+    return false;
+  }
+
+  async do(action) {
+    if (NOT_HERE[action]) {
+      emit({ event: "error", t: now(), action, message: `the Node.js worker cannot do '${action}': ${NOT_HERE[action]}` });
+      return false;
+    }
+    if (NEEDS_SESSION.has(action) && this.session === null) {
+      emit({ event: "skipped", t: now(), action, reason: "no open session" });
+      return false;
+    }
+    const started = performance.now();
+    let detail;
+    try {
+      detail = await this.actions[action].call(this);
+    } catch (error) {
+      const turn = action === "tell" || action === "ask" ? this.turns : undefined;
+      const failed = { event: "error", t: now(), action, message: oneLine(error), ms: msSince(started) };
+      if (turn !== undefined) failed.turn = turn;
+      if (turn !== undefined && /^Timeout after \d+ms/.test(error?.message ?? "")) failed.timeout_s = this.spec.turn_timeout ?? 60;
+      emit(failed);
+      return false;
+    }
+    if (action !== "tell" && action !== "ask") {
+      emit({ event: "action", t: now(), action, session_id: this.sessionId, ms: msSince(started), ...(detail ?? {}) });
+    }
+    return true;
+  }
+
+  async turn(kind, prompt) {
+    const started = performance.now();
+    this.turns += 1;
+    const seenOnTheWire = (this.spec.backend?.kind ?? "witness") !== "copilot";
+    const requestHeaders = seenOnTheWire ? { [TURN_HEADER]: String(this.turns) } : {};
+    const reply = await this.session.sendAndWait({ prompt, requestHeaders }, (this.spec.turn_timeout ?? 60) * 1000);
+    emit({
+      event: "turn", t: now(), turn: this.turns, kind, session_id: this.sessionId, prompt,
+      answer: reply?.data?.content ?? null, ms: msSince(started),
+    });
+  }
+}
+
+Worker.prototype.actions = {
+  async create() {
+    const config = this.sessionConfig();
+    if (this.sessionId) config.sessionId = this.sessionId;
+    this.session = await this.client.createSession(config);
+    this.sessionId = this.session.sessionId;
+  },
+  async "create-without-id"() {
+    this.session = await this.client.createSession(this.sessionConfig());
+    this.sessionId = this.session.sessionId;
+  },
+  async resume() {
+    if (!this.sessionId) throw new Error("no session id to resume");
+    this.session = await this.client.resumeSession(this.sessionId, this.sessionConfig());
+  },
+  async "resume-most-recent"() {
+    const stored = await this.client.listSessions();
+    if (!stored.length) throw new Error("listSessions returned no sessions to resume");
+    const latest = stored.reduce((a, b) => (b.modifiedTime > a.modifiedTime ? b : a));
+    this.sessionId = latest.sessionId;
+    this.session = await this.client.resumeSession(this.sessionId, this.sessionConfig());
+    return { listed: stored.map((s) => s.sessionId) };
+  },
+  async tell() {
+    await this.turn("tell", rememberPrompt(this.spec.fact_topic, this.spec.fact_value));
+  },
+  async ask() {
+    await this.turn("ask", questionPrompt(this.spec.fact_topic));
+  },
+  async close() {
+    const session = this.session;
+    this.session = null;
+    await session.disconnect();
+  },
+  async metadata() {
+    const found = await this.client.getSessionMetadata(this.sessionId);
+    return { found: found !== undefined, summary: found?.summary ?? null };
+  },
+  async list() {
+    return { listed: (await this.client.listSessions()).map((s) => s.sessionId) };
+  },
+};
+
+// The runtime `make setup` installed (handoff/runtime_locator.py's rule), for a spec that
+// leaves the choice to this machine.
+function defaultRuntime() {
+  if (process.env.COPILOT_CLI_PATH) return process.env.COPILOT_CLI_PATH;
+  const arch = { x64: "x64", arm64: "arm64" }[process.arch] ?? process.arch;
+  const here = path.dirname(new URL(import.meta.url).pathname);
+  return path.join(here, "..", "..", "runtime", "node_modules", "@github", `copilot-${process.platform}-${arch}`, "copilot");
+}
+
+function withoutSecrets(text, spec) {
+  const names = [spec?.backend?.api_key_env, spec?.backend?.token_env].filter(Boolean);
+  const values = [...names.map((n) => secret(spec, n)), ...Object.values(spec?.secrets ?? {})].filter(Boolean);
+  return values.reduce((scrubbed, value) => scrubbed.replaceAll(value, "***"), text);
+}
+
+async function main() {
+  let spec;
+  try {
+    spec = JSON.parse(specLine());
+    if (typeof spec !== "object" || spec === null || !Array.isArray(spec.actions)) throw new Error("not a WorkerSpec");
+  } catch (error) {
+    emit({ event: "error", t: now(), action: "read-spec", message: `cannot read the worker spec from stdin: ${oneLine(error)}` });
+    return;
+  }
+  try {
+    const ok = await new Worker(spec).run();
+    emit({ event: "finished", t: now(), ok, cpu_s: cpuSeconds() });
+  } catch (error) {
+    emit({ event: "error", t: now(), action: "worker", message: withoutSecrets(oneLine(error), spec) });
+    emit({ event: "finished", t: now(), ok: false });
+    process.stderr.write(withoutSecrets(String(error?.stack ?? error), spec) + "\n");
+  }
+}
+
+await main();
+process.exit(0); // everything is reported and the runtime is stopped
