@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "handoff"
 # holds; within a line, a unit may use those before it.
 LAYERS = (
     ("the words and plain data", ("words", "handoff", "errors", "confined", "printable", "session_ids",
-                                  "runtime_markers", "fact", "protocol")),
+                                  "runtime_markers", "fact", "protocol", "protocol_schema")),
     ("this machine", ("runtime_locator", "processes", "eventlog", "owners", "versions")),
     ("what a worker talks to", ("witness", "stores", "guard")),
     ("the worker", ("worker",)),

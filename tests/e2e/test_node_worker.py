@@ -1,0 +1,143 @@
+"""Protocol conformance: the Python worker and the Node.js worker (sdks/node/worker.mjs), each
+driving the real pinned runtime against the real witness, write only lines the protocol's
+JSON Schema (handoff/protocol.schema.json, generated from protocol.py) accepts; and a
+session one of them made, the other resumes through a shared home, with the same evidence."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import msgspec
+import pytest
+
+from handoff import protocol_schema
+from handoff.eventlog import events_path, report
+from handoff.hosts.base import USER_DIRS, worker_env
+from handoff.protocol import ActionDone, ActionFailed, EventLog, Finished, Ready, Skipped, Turn, WorkerSpec, decode
+from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
+from handoff.witness.evidence import read_evidence
+from handoff.witness.tags import request_tags
+from handoff.words import SdkLanguage
+
+from tests.e2e.conftest import OTHER_FACT
+
+NODE_WORKER = PROJECT_ROOT / "sdks" / "node"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(
+    NODE is None or not (NODE_WORKER / "node_modules" / ".installed").is_file(),
+    reason="the Node.js worker is not installed: install Node.js 20+ and run `make runtimes`")
+
+COMMANDS = {SdkLanguage.PYTHON: (sys.executable, "-m", "handoff.worker"),
+            SdkLanguage.NODE: (NODE, str(NODE_WORKER / "worker.mjs"))}
+
+
+@pytest.fixture(scope="module")
+def witness(tmp_path_factory):
+    evidence = tmp_path_factory.mktemp("witness") / "evidence.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "handoff.witness", "--evidence", str(evidence)],
+                               stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline().strip()
+    assert line.startswith("Listening: http://127.0.0.1:")
+    yield line.removeprefix("Listening: "), evidence
+    process.terminate()
+    process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def event_schema():
+    schema = json.loads(protocol_schema.SCHEMA_FILE.read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator({**schema, "anyOf": [{"$ref": "#/$defs/Event"}]})
+
+
+def run_worker(language: SdkLanguage, spec: WorkerSpec, event_schema) -> list:
+    """The worker's events, after checking that every line it wrote is one the schema and
+    protocol.decode accept."""
+    env = worker_env(user_dir=str(USER_DIRS / "local"))
+    if language == SdkLanguage.PYTHON:
+        env["PYTHONPATH"] = str(PROJECT_ROOT)
+    done = subprocess.run(COMMANDS[language], input=spec.to_json(), capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    lines = done.stdout.decode().splitlines()
+    for line in lines:
+        event_schema.validate(json.loads(line))  # the contract, as another language sees it
+    events = [decode(line) for line in lines]
+    assert isinstance(events[-1], Finished), lines
+    return events
+
+
+def spec(step: str, home: Path, witness_url: str, actions: tuple[str, ...], session_id: str | None = None,
+         **fields) -> WorkerSpec:
+    return WorkerSpec(
+        scenario="node-conformance", step=step, host="local", runtime_path=str(locate_runtime()), home=str(home),
+        witness_url=witness_url, fact_value=OTHER_FACT.value, fact_topic=OTHER_FACT.topic, actions=actions,
+        session_id=session_id, tags=request_tags("node-conformance", step, "local", OTHER_FACT), **fields)
+
+
+def of(events: list, kind: type) -> list:
+    return [e for e in events if isinstance(e, kind)]
+
+
+def sent_the_fact(evidence: Path, step: str) -> list[bool | None]:
+    return [e.fact_sent for e in read_evidence(evidence) if e.step == step and e.turn is not None]
+
+
+@pytest.mark.parametrize("first, second", [(SdkLanguage.PYTHON, SdkLanguage.NODE), (SdkLanguage.NODE, SdkLanguage.PYTHON)],
+                         ids=["python-to-node", "node-to-python"])
+def test_a_session_one_sdk_made_the_other_resumes_with_the_fact(tmp_path, witness, event_schema, first, second):
+    url, evidence = witness
+    session_id = f"handoff-conformance-{first}-{second}"
+    made = run_worker(first, spec(f"{first}-A", tmp_path, url, ("create", "tell", "close"), session_id), event_schema)
+    resumed = run_worker(second, spec(f"{first}-B", tmp_path, url, ("resume", "ask", "metadata", "list", "close"),
+                                      session_id), event_schema)
+    for events, language in ((made, first), (resumed, second)):
+        ready = of(events, Ready)[0]
+        assert ready.sdk_language == language
+        assert of(events, ActionFailed) == [] and events[-1].ok is True
+    assert of(made, Turn)[0].answer == "OK"
+    asked = of(resumed, Turn)[0]
+    assert OTHER_FACT.is_in(asked.answer), asked.answer
+    assert sent_the_fact(evidence, f"{first}-B") == [True]
+    assert [e.action for e in of(resumed, ActionDone)] == ["resume", "metadata", "list", "close"]
+    assert of(resumed, ActionDone)[2].listed == (session_id,)
+    logged = of(resumed, EventLog)[0]
+    assert logged.closed_before_resume is True and logged.resume_event_count == logged.events_before_resume
+    # The worker's summary is what the Python side reads from the same log.
+    on_disk = report(session_id, events_path(tmp_path, session_id).read_bytes())
+    assert msgspec.structs.replace(logged, t=0) == msgspec.structs.replace(on_disk, t=0)
+
+
+def test_the_node_worker_resumes_the_most_recent_and_finds_no_unknown_id(tmp_path, witness, event_schema):
+    url, _ = witness
+    made = run_worker(SdkLanguage.NODE, spec("recent-A", tmp_path, url, ("create-without-id", "tell", "close")),
+                      event_schema)
+    created = of(made, ActionDone)[0].session_id
+    assert created
+    resumed = run_worker(SdkLanguage.NODE, spec("recent-B", tmp_path, url, ("resume-most-recent", "ask", "close")),
+                         event_schema)
+    assert of(resumed, ActionDone)[0].session_id == created
+    assert OTHER_FACT.is_in(of(resumed, Turn)[0].answer)
+    unknown = run_worker(SdkLanguage.NODE, spec("unknown", tmp_path / "empty", url, ("resume", "ask"), "never-made"),
+                         event_schema)
+    failed = of(unknown, ActionFailed)
+    assert [e.action for e in failed] == ["resume"] and "not found" in failed[0].message.lower()
+    assert [(e.action, e.reason) for e in of(unknown, Skipped)] == [("ask", "no open session")]
+
+
+def test_what_the_node_worker_cannot_do_is_an_error_event_not_a_crash(tmp_path, witness, event_schema):
+    url, _ = witness
+    events = run_worker(SdkLanguage.NODE, spec("cannot", tmp_path, url, ("create", "mint", "hold", "close"),
+                                               "handoff-conformance-cannot"), event_schema)
+    assert [e.action for e in of(events, ActionFailed)] == ["mint", "hold"]
+    assert [e.action for e in of(events, ActionDone)] == ["create", "close"]
+    assert events[-1].ok is False
+    guarded = run_worker(SdkLanguage.NODE, spec("guarded", tmp_path, url, ("create",), "x", guarded=True,
+                                                sdk_version="node@0.0.1"), event_schema)
+    failed = of(guarded, ActionFailed)
+    assert [e.action for e in failed] == ["start"]
+    assert "asked for SDK node@0.0.1" in failed[0].message and "guarded" in failed[0].message
+    assert [e.action for e in of(guarded, Skipped)] == ["create"]
