@@ -28,7 +28,6 @@ import msgspec
 
 from handoff.checker.verdicts import RunJudgement
 from handoff.guard.ids import redacted, secret_in
-from handoff.protocol import decode_all
 from handoff.runs.record import RunRecord
 
 ID_FIELDS = frozenset({"session_id", "session", "listed", "registered"})
@@ -50,7 +49,7 @@ def _ids(record: RunRecord, judgement: RunJudgement) -> set[str]:
     _collect(judgement, found)
     for scenario in record.scenarios:
         for step in scenario.steps:
-            _collect(decode_all(step.lines)[0], found)  # the worker's raw lines, as events
+            _collect(step.view().events, found)  # the worker's raw lines, as the step's history has them
     return found
 
 

@@ -16,6 +16,7 @@ from tabulate import tabulate
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
 from handoff.report import cells
 from handoff.report.outcomes import what_went_wrong
+from handoff.runs.history import RunHistory
 from handoff.runs.record import RunRecord
 from handoff.skew.expected import Pair
 from handoff.skew.grid import pairs_of
@@ -75,11 +76,12 @@ def _failures(record: RunRecord, judgement: RunJudgement) -> list[str]:
     """The actions that failed, by the runtime/SDK pair whose process failed them, each
     message once (a session id in it replaced by <id>)."""
     seen: dict[Pair, dict[str, None]] = {}
-    for stored, judged in zip(record.scenarios, judgement.scenarios):
-        created, resumed = pairs_of(stored.scenario)
+    for stored, judged in zip(RunHistory.of(record).scenarios, judgement.scenarios):
+        created, resumed = pairs_of(stored.record.scenario)
         for pair, step in zip((created, resumed), stored.steps):
-            for failure in step.view().failures:
-                message = re.sub(re.escape(step.session_id), "<id>", failure.message) if step.session_id else failure.message
+            given = step.record.session_id
+            for failure in step.said.failures:
+                message = re.sub(re.escape(given), "<id>", failure.message) if given else failure.message
                 seen.setdefault(pair, {})[f"{failure.action}: {cells.short(message, 240)}"] = None
     return [f"{pair.label}: " + "; ".join(found) for pair, found in sorted(seen.items(), key=lambda i: (key(i[0].runtime), key(i[0].sdk)))]
 

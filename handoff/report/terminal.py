@@ -66,8 +66,7 @@ def _model(backend: Backend) -> str:
 
 def plan_of(record: RunRecord) -> str:
     options = record.options
-    return plan(Fact(options.fact, options.topic), len(record.scenarios), options.jobs, options.backend,
-                record.command)
+    return plan(options.fact_told, len(record.scenarios), options.jobs, options.backend, record.command)
 
 
 # --- the learner's table -----------------------------------------------------------------

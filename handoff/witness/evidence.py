@@ -9,7 +9,8 @@ import json
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+
+import msgspec
 
 
 @dataclass(frozen=True)
@@ -48,13 +49,11 @@ class EvidenceLog:
 
 
 def read_evidence(path: Path) -> list[Evidence]:
-    """Every record in an evidence log; a missing log means no request arrived."""
+    """Every record in an evidence log, decoded into its type as it is read (a record that
+    is not one is an error here, never a dict guessed at later); a missing log means no
+    request arrived."""
     if not path.exists():
         return []
+    decoder = msgspec.json.Decoder(Evidence)
     with path.open(encoding="utf-8") as log:
-        return [_evidence(json.loads(line)) for line in log if line.strip()]
-
-
-def _evidence(data: dict[str, Any]) -> Evidence:
-    data["conversation"] = tuple((role, text) for role, text in data.get("conversation", ()))
-    return Evidence(**data)
+        return [decoder.decode(line) for line in log if line.strip()]
