@@ -94,7 +94,7 @@ def remote_hosts(options: list[str], chosen: list[Scenario]) -> dict[str, SshTar
         if not separator or not name:
             raise UserError(f"--host {option}: expected NAME=ssh://user@machine")
         if url.startswith("podman+ssh://"):
-            raise UserError(f"--host {option}: a remote container engine is not supported (README, Containers, says "
+            raise UserError(f"--host {option}: a remote container engine is not supported (docs/hosts.md, Containers, says "
                             f"why); --host {name}=ssh://user@machine runs the step on that machine without a container")
         if name not in known:
             raise UserError(f"--host {name}: no selected scenario has a host named {name!r} "

@@ -49,7 +49,7 @@ def run(
     wide: WideOption = False,
     html_path: HtmlOption = None,
     faults: Annotated[bool, typer.Option("--faults", help="Run the fault scenarios (a nemesis kills, cuts off, "
-                                         "fills or corrupts; README, Faults) instead of the ladder.")] = False,
+                                         "fills or corrupts; docs/faults.md) instead of the ladder.")] = False,
 ) -> None:
     """Run scenarios and print the table of which turns kept the context.
 

@@ -337,7 +337,9 @@ def _drawn(messages: tuple[Message, ...], rows: _Rows, where: dict[str, float],
     arrows, notes = [], []
     busy: dict[str, list[int]] = {}
     for row, (message, lines, y) in enumerate(zip(messages, rows.wrapped, rows.ys)):
-        for key in {message.source, message.target}:
+        # In the message's order, not a set's: the bars are drawn in the order lanes got
+        # busy, and a set's order changes with the interpreter's hash seed.
+        for key in dict.fromkeys((message.source, message.target)):
             busy.setdefault(key, []).append(row)
         if message.is_note:
             _, x, box = _note(message, where[message.source], right_edge)
