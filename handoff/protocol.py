@@ -150,10 +150,10 @@ class Ready(_Event, tag="ready"):
     address: str | None
     home: str
     runtime_version: str
-    sdk_version: str
+    sdk_version: str  # as a step's ``sdk`` names it: "1.0.25" (Python), "node@1.0.14" (Node.js)
     runtime_start_ms: int
     store: str | None = None  # the store's address, without any password
-    sdk_language: str = SdkLanguage.PYTHON  # a SdkLanguage: which SDK's worker this is (sdk_version is that SDK's)
+    sdk_language: str = SdkLanguage.PYTHON  # a SdkLanguage: which SDK's worker this is
 
 
 class ActionDone(_Event, tag="action"):

@@ -36,8 +36,9 @@ directory, the default), or a database reached through the SDK's SessionFs provi
 ``provider = "omitted"`` starts the step's runtime without the model's settings (the
 provider, or the Copilot token), which a session does not store.
 ``runtime = "1.0.92"`` and ``sdk = "1.0.24"`` run a step (on host ``local``) with another
-installed runtime or SDK version (handoff/versions.py); a scenario needing one that is
-not installed is skipped with the command that installs it.
+installed runtime or SDK version (handoff/versions.py); ``sdk = "node@1.0.14"`` runs it
+on the Node.js worker (sdks/node/), which does the raw SDK's actions only. A scenario
+needing one that is not installed is skipped with the command that installs it.
 ``after = "lease-expired"`` starts a guarded step only once the coordinator has let the
 session's lease run out on its lease clock, the time guarded workers take and judge leases
 at: it stands still while a worker starts, so a lease never expires because a runtime was

@@ -12,10 +12,11 @@ from handoff.errors import UserError
 from handoff.faults.kinds import AFTER_STEP, KINDS, Needs
 from handoff.scenario import AFTER, LEASE_EXPIRED, TAGS, FaultPlan, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
-from handoff.versions import older, well_formed
+from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed, well_formed_sdk
 from handoff.words import (
     ACTIONS,
     EXPECTABLE,
+    HOLD_POINTS,
     HOMES,
     HOST_KINDS,
     OPENING_ACTIONS,
@@ -89,6 +90,13 @@ class _Reader:
             raise self.fail(field, f'must be a version number such as "1.0.92", got {value!r}')
         return value
 
+    def sdk(self) -> str | None:
+        value = self.get("sdk", str, None)
+        if value is not None and not well_formed_sdk(value):
+            raise self.fail("sdk", f'must be a version number such as "1.0.24", or "node@1.0.14" for the Node.js '
+                                   f'SDK, got {value!r}')
+        return value
+
     def reject_unknown(self, known: set[str]) -> None:
         unknown = sorted(set(self.table) - known)
         if unknown:
@@ -149,7 +157,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         provider=read.get("provider", str, StepProvider.PASSED, tuple(StepProvider)),
         restart=read.get("restart", bool, False),
         runtime=read.version("runtime"),
-        sdk=read.version("sdk"),
+        sdk=read.sdk(),
         loaded_all_events=read.get("loaded_all_events", bool, None),
     )
     _check_faults(read, step, hosts)
@@ -177,6 +185,8 @@ def _step_rules(read: _Reader, step: Step, scenario_id: str | None) -> None:
         if getattr(step, field_name) and step.host != HostKind.LOCAL:
             raise read.fail(field_name, f"is set on host '{step.host}': other runtime and SDK versions run on host "
                                         f"'local' only")
+    if is_node(step.sdk):
+        _node_rules(read, step)
     if step.after == LEASE_EXPIRED and not step.guarded:
         raise read.fail("after", "is 'lease-expired' on a step that is not guarded: leases are the guard's; "
                                  "set guarded = true")
@@ -191,6 +201,21 @@ def _step_rules(read: _Reader, step: Step, scenario_id: str | None) -> None:
     if isinstance(step.expect, tuple) and len(step.expect) != step.ask_count:
         raise read.fail("expect", f"lists {len(step.expect)} verdict(s), but the step asks {step.ask_count} time(s): "
                                   f"give one for each ask, or one string for all")
+
+
+def _node_rules(read: _Reader, step: Step) -> None:
+    """What the Node.js worker cannot do (the Python worker's guard, registry, holds and
+    second runtime), refused before a run rather than reported by the worker during one."""
+    cannot = [action for action in step.actions if action not in NODE_WORKER_ACTIONS]
+    if cannot:
+        raise read.fail("actions", f"has {cannot[0]!r}, which the Node.js worker (sdk = {step.sdk!r}) cannot do "
+                                   f"(it does: {', '.join(sorted(NODE_WORKER_ACTIONS))})")
+    if step.guarded:
+        raise read.fail("guarded", f"is set with sdk = {step.sdk!r}: the guard is the Python worker's")
+    held = next((plan for plan in step.faults if plan.at in HOLD_POINTS), None)
+    if held:
+        raise read.fail("faults", f"has a fault at {held.at!r} with sdk = {step.sdk!r}: holds are the Python "
+                                  f"worker's")
 
 
 def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
@@ -308,6 +333,9 @@ def load(path: Path) -> Scenario:
         if any(KINDS[plan.kind].needs == Needs.POSTGRES for plan in step.faults) and store != StoreKind.POSTGRES:
             raise UserError(f"{path}: step '{step.name}': field 'faults' has a fault of the database server, "
                             f"but the scenario's store is '{store}': set store = \"postgres\"")
+        if is_node(step.sdk) and store != StoreKind.HOME:
+            raise UserError(f"{path}: step '{step.name}': field 'sdk' is {step.sdk!r}, but the scenario's store is "
+                            f"'{store}': the Node.js worker keeps sessions in its home only (store = \"home\")")
     tags = read.get("tags", list, [])
     if any(tag not in TAGS for tag in tags):
         raise read.fail("tags", f"may hold {', '.join(TAGS)}, got {tags!r}")

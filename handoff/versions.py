@@ -19,13 +19,16 @@ and :func:`key` (through the guard).
 from __future__ import annotations
 
 import contextlib
+import json
 import re
+import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from handoff.errors import UserError
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime, platform_package
+from handoff.words import Action, SdkLanguage
 
 SDK_DISTRIBUTION = "github-copilot-sdk"
 INSTALL_COMMAND = "make runtimes"
@@ -33,6 +36,15 @@ RUNTIMES_DIR = PROJECT_ROOT / "runtimes"  # runtimes/<version>/ : the pins, and 
 SDKS_DIR = PROJECT_ROOT / "sdks"  # sdks/<version>/requirements.txt
 SDK_VENVS = PROJECT_ROOT / ".state" / "sdks"  # .state/sdks/<version>/ : the virtual environments
 RUNTIME_CACHES = PROJECT_ROOT / ".state" / "runtime-cache"  # .state/runtime-cache/<version>/ : XDG_CACHE_HOME
+# The Node.js worker: package.json + lock pinning the TypeScript SDK, its worker script, and
+# node_modules once `make runtimes` installed it. A step names it as ``sdk = "node@1.0.14"``.
+NODE_WORKER_DIR = SDKS_DIR / "node"
+NODE_SDK_PACKAGE = "@github/copilot-sdk"
+NODE_PREFIX = f"{SdkLanguage.NODE}@"
+# What sdks/node/worker.mjs does; it reports every other action as an error event (the
+# guard, the registry, holds and a second runtime are the Python worker's).
+NODE_WORKER_ACTIONS = frozenset({Action.CREATE, Action.CREATE_WITHOUT_ID, Action.RESUME, Action.RESUME_MOST_RECENT,
+                                 Action.TELL, Action.ASK, Action.CLOSE, Action.METADATA, Action.LIST})
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
@@ -56,6 +68,23 @@ def key(version: str) -> tuple[int, ...]:
 
 def older(version: str, than: str) -> bool:
     return key(version) < key(than)
+
+
+def is_node(sdk_name: str | None) -> bool:
+    """Whether a step's ``sdk`` names the Node.js SDK (``node@1.0.14``) rather than a Python one."""
+    return bool(sdk_name) and sdk_name.startswith(NODE_PREFIX)
+
+
+def well_formed_sdk(sdk_name: str) -> bool:
+    """A Python SDK version (``1.0.24``) or the Node.js SDK at one (``node@1.0.14``)."""
+    return well_formed(sdk_name.removeprefix(NODE_PREFIX))
+
+
+def pinned_node_sdk() -> str | None:
+    """The Node.js SDK sdks/node/package.json pins, as a step names it (``node@1.0.14``)."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        return NODE_PREFIX + json.loads((NODE_WORKER_DIR / "package.json").read_text())["dependencies"][NODE_SDK_PACKAGE]
+    return None
 
 
 def default_sdk(pyproject: Path = PROJECT_ROOT / "pyproject.toml") -> str | None:
@@ -83,6 +112,7 @@ class RuntimeInstall:
 class SdkInstall:
     version: str
     python: Path | None  # the interpreter of its virtual environment; None: this one (the default SDK)
+    node_worker: Path | None = None  # the Node.js SDK: the worker script node runs
 
 
 def pinned_runtimes() -> list[str]:
@@ -113,6 +143,8 @@ def sdk(version: str) -> SdkInstall:
     """Where SDK ``version`` is installed; NotAvailable when it is not pinned or not installed."""
     if version == DEFAULT_SDK:
         return SdkInstall(version, None)
+    if is_node(version):
+        return _node_sdk(version)
     if version not in pinned_sdks():
         raise NotAvailable(f"SDK {version} is not pinned by this project (pinned: {', '.join(pinned_sdks())}); "
                            f"to add it, make sdks/{version}/requirements.txt")
@@ -120,6 +152,18 @@ def sdk(version: str) -> SdkInstall:
     if not (SDK_VENVS / version / ".installed").is_file() or not python.exists():
         raise NotAvailable(f"SDK {version} is not installed: run `{INSTALL_COMMAND}`")
     return SdkInstall(version, python)
+
+
+def _node_sdk(sdk_name: str) -> SdkInstall:
+    pinned = pinned_node_sdk()
+    if sdk_name != pinned:
+        raise NotAvailable(f"SDK {sdk_name} is not pinned by this project (the Node.js worker pins {pinned}, in "
+                           f"sdks/node/package.json)")
+    if shutil.which("node") is None:
+        raise NotAvailable("the Node.js worker needs node on the PATH: install Node.js 20+")
+    if not (NODE_WORKER_DIR / "node_modules" / ".installed").is_file():
+        raise NotAvailable(f"SDK {sdk_name} is not installed: run `{INSTALL_COMMAND}`")
+    return SdkInstall(sdk_name, None, NODE_WORKER_DIR / "worker.mjs")
 
 
 def installed_runtimes() -> list[str]:

@@ -59,7 +59,8 @@ def step_versions(step: Step) -> tuple[Launch, Path | None]:
     installed."""
     runtime = versions.runtime(step.runtime) if step.runtime else None
     sdk = versions.sdk(step.sdk) if step.sdk else None
-    launch = Launch(python=sdk.python if sdk else None, runtime_cache=runtime.cache if runtime else None)
+    launch = Launch(python=sdk.python if sdk else None, runtime_cache=runtime.cache if runtime else None,
+                    node_worker=sdk.node_worker if sdk else None)
     return launch, runtime.executable if runtime else None
 
 

@@ -51,16 +51,25 @@ class Launch:
     has more than one way: a new container whose home is an anonymous volume of its own,
     or the host's previous container started again (a restart). A step running other
     versions than the default needs the interpreter of another SDK's virtual environment
-    (None: the tool's own) and the cache its runtime unpacks itself into (None: the
-    host's own); only ``local`` runs those."""
+    (None: the tool's own), or the Node.js worker's script for the Node.js SDK, and the
+    cache its runtime unpacks itself into (None: the host's own); only ``local`` runs those."""
 
     anonymous_home: bool = False
     restart: bool = False
     python: Path | None = None
     runtime_cache: Path | None = None
+    node_worker: Path | None = None
+
+    @property
+    def forkable(self) -> bool:
+        """Whether the zygote's fork runs this worker: it has the default Python SDK imported."""
+        return self.python is None and self.node_worker is None
 
     def command(self) -> tuple[str, ...]:
-        """``python -m handoff.worker`` with the interpreter of the SDK the step asks for."""
+        """``python -m handoff.worker`` with the interpreter of the SDK the step asks for, or
+        ``node sdks/node/worker.mjs`` for the Node.js SDK."""
+        if self.node_worker is not None:
+            return ("node", str(self.node_worker))
         return (str(self.python or sys.executable), "-m", "handoff.worker")
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:

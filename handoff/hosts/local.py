@@ -33,7 +33,7 @@ class LocalHost(Host):
 
     async def start_worker(self, tracker, store, stderr, cwd, launch: Launch = Launch()):
         env = launch.environment(worker_env(self.passed_env, str(self.user_dir)))
-        if self.zygote is not None and launch.python is None:
+        if self.zygote is not None and launch.forkable:
             return await self.zygote.fork(env, cwd, stderr)
         return await tracker.spawn(*launch.command(), stderr=stderr, cwd=cwd, env=env, **PIPES)
 

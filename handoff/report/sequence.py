@@ -38,7 +38,7 @@ from handoff.runs.history import ScenarioHistory, StepHistory
 from handoff.runs.record import FaultRecord, ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.witness.evidence import Evidence
-from handoff.words import RESUMING_ACTIONS, Action, FaultPoint, HomeKind, HostKind, StepSession, StoreKind
+from handoff.words import RESUMING_ACTIONS, Action, FaultPoint, HomeKind, HostKind, SdkLanguage, StepSession, StoreKind
 
 COORDINATOR = "coordinator"
 MODEL = "model"
@@ -161,9 +161,11 @@ def participants(history: ScenarioHistory, backend: Backend, coordinated: bool =
         where = f"pid {ready.pid} on {ready.hostname}" if ready else "no runtime started"
         if ready and on_container(step, record):  # the hostname is the container's, named for the host
             where = f"pid {ready.pid} in container {ready.hostname}"
+        # A worker on another language's SDK says which (a Python worker's page is as it was).
+        sdk = (f"SDK {ready.sdk_version}",) if ready and ready.sdk_language != SdkLanguage.PYTHON else ()
         if coordinated:
             found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}",
-                                     (where, acting_as(spec, record.scenario))))
+                                     (where, acting_as(spec, record.scenario), *sdk)))
         else:  # a lab run: one process, the SDK client, made every call
             found.append(Participant(f"worker:{step.step}", "worker", "the lab's process", (where, "the SDK client")))
         version = f"Copilot {ready.runtime_version}" if ready else "not started"

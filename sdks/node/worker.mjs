@@ -25,6 +25,9 @@ const LANGUAGE = "node";
 // The SDK's package.json is not among its exports: it is read where npm installed it, beside this file.
 const SDK_PACKAGE = new URL("./node_modules/@github/copilot-sdk/package.json", import.meta.url);
 const SDK_VERSION = JSON.parse(readFileSync(SDK_PACKAGE, "utf8")).version;
+// The SDK as a step names it (sdk = "node@1.0.14"), and as `ready` reports it, so that the
+// checker's "asked for SDK X, ran Y" compares like with like.
+const SDK_NAME = `${LANGUAGE}@${SDK_VERSION}`;
 const WITNESS_KEY = "handoff-witness-needs-no-key"; // the witness takes any key; the runtime needs one
 const NO_KEY = "no-key-configured"; // handoff/worker/model.py's stand-in for an endpoint without a key
 const TURN_HEADER = "x-handoff-turn"; // handoff/witness/tags.py TAG_HEADERS["turn"]
@@ -144,12 +147,13 @@ function eventsLog(home, sessionId) {
 }
 
 // What in the spec this worker cannot honour: the step is then not run at all, rather
-// than run without what it asked for.
+// than run without what it asked for. A registry given to a raw step is the app's
+// bookkeeping (who made and resumed a session), which only a guarded step reads: this
+// worker leaves it as it is, so the registry does not list its creates and resumes.
 function unsupported(spec) {
   const missing = [];
   if (spec.guarded) missing.push("a guarded step (the gate is the Python worker's)");
   if (spec.store) missing.push("a database store (SessionFs to a database is the Python worker's)");
-  if (spec.registry) missing.push("a registry");
   if ((spec.holds ?? []).length) missing.push("fault holds");
   return missing;
 }
@@ -183,7 +187,7 @@ class Worker {
     emit({
       event: "ready", t: now(), pid: process.pid, hostname: os.hostname(),
       address: await addressTowards(this.spec.witness_url), home: this.home, runtime_version: runtimeVersion,
-      sdk_version: SDK_VERSION, sdk_language: LANGUAGE, runtime_start_ms: msSince(started), store: null,
+      sdk_version: SDK_NAME, sdk_language: LANGUAGE, runtime_start_ms: msSince(started), store: null,
     });
     let ok = true;
     try {
@@ -209,7 +213,7 @@ class Worker {
     const wrong = [];
     const { runtime_version: runtime, sdk_version: sdk } = this.spec;
     if (runtime && runtime !== runtimeVersion) wrong.push(`asked for runtime ${runtime}, the runtime reports ${runtimeVersion}`);
-    if (sdk && sdk !== `${LANGUAGE}@${SDK_VERSION}`) wrong.push(`asked for SDK ${sdk}, this worker runs SDK ${LANGUAGE}@${SDK_VERSION}`);
+    if (sdk && sdk !== SDK_NAME) wrong.push(`asked for SDK ${sdk}, this worker runs SDK ${SDK_NAME}`);
     return wrong;
   }
 

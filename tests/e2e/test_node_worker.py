@@ -15,7 +15,7 @@ import jsonschema
 import msgspec
 import pytest
 
-from handoff import protocol_schema
+from handoff import protocol_schema, versions
 from handoff.eventlog import events_path, report
 from handoff.hosts.base import USER_DIRS, worker_env
 from handoff.protocol import ActionDone, ActionFailed, EventLog, Finished, Ready, Skipped, Turn, WorkerSpec, decode
@@ -97,6 +97,7 @@ def test_a_session_one_sdk_made_the_other_resumes_with_the_fact(tmp_path, witnes
     for events, language in ((made, first), (resumed, second)):
         ready = of(events, Ready)[0]
         assert ready.sdk_language == language
+        assert ready.sdk_version == (versions.pinned_node_sdk() if language == SdkLanguage.NODE else versions.DEFAULT_SDK)
         assert of(events, ActionFailed) == [] and events[-1].ok is True
     assert of(made, Turn)[0].answer == "OK"
     asked = of(resumed, Turn)[0]

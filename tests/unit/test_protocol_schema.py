@@ -28,7 +28,7 @@ from handoff.protocol import (
 )
 
 SAMPLES = [
-    Ready(t=1.0, pid=7, hostname="vm", address=None, home="/h", runtime_version="1.0.102", sdk_version="1.0.14",
+    Ready(t=1.0, pid=7, hostname="vm", address=None, home="/h", runtime_version="1.0.102", sdk_version="node@1.0.14",
           runtime_start_ms=600, sdk_language="node"),
     ActionDone(t=1.0, action="list", session_id="s", ms=2, listed=("s",)),
     Turn(t=1.0, turn=1, kind="ask", session_id="s", prompt="Which?", answer=None, ms=50),

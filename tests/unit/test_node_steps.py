@@ -1,0 +1,103 @@
+"""A step that names the Node.js SDK (``sdk = "node@1.0.14"``): what the scenario loader
+accepts and refuses, where the worker is found, and how the host starts it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from handoff import versions
+from handoff.errors import UserError
+from handoff.hosts.base import Launch
+from handoff.scenario_files import load
+
+HEADER = 'title = "T"\nproves = "P"\ndoes_not_prove = "D"\n'
+STEP_A = '[[steps]]\nname = "A"\nactions = ["create", "tell", "close"]\n'
+
+
+def scenario(tmp_path, node_step: str, top: str = ""):
+    path = tmp_path / "demo.toml"
+    path.write_text(top + HEADER + STEP_A + '[[steps]]\nname = "B"\nsdk = "node@1.0.14"\n' + node_step)
+    return path
+
+
+def refusal(tmp_path, node_step: str, top: str = "") -> str:
+    path = scenario(tmp_path, node_step, top)
+    with pytest.raises(UserError) as raised:
+        load(path)
+    assert str(path) in str(raised.value)
+    return str(raised.value)
+
+
+def test_a_node_step_loads_with_the_sdk_as_written(tmp_path):
+    loaded = load(scenario(tmp_path, 'actions = ["resume", "ask", "close"]\nexpect = "kept"\n'))
+    assert [step.sdk for step in loaded.steps] == [None, "node@1.0.14"]
+
+
+@pytest.mark.parametrize("written", ["node@1.0", "node@", "nodejs@1.0.14", "node 1.0.14"])
+def test_a_malformed_sdk_names_both_spellings(tmp_path, written):
+    path = tmp_path / "demo.toml"
+    path.write_text(HEADER + STEP_A.replace('name = "A"', f'name = "A"\nsdk = "{written}"'))
+    with pytest.raises(UserError, match=r"field 'sdk' must be a version number such as \"1.0.24\", or "
+                                        r"\"node@1.0.14\" for the Node.js SDK"):
+        load(path)
+
+
+@pytest.mark.parametrize("action", ["hold", "mint", "discover", "restart-runtime", "concurrent-resume-and-ask"])
+def test_an_action_the_node_worker_cannot_do_is_refused_at_load(tmp_path, action):
+    message = refusal(tmp_path, f'actions = ["resume", "{action}"]\n')
+    assert f"field 'actions' has '{action}', which the Node.js worker" in message
+    assert "create, create-without-id" in message  # what it does instead
+
+
+def test_the_guard_and_a_database_store_are_refused_on_a_node_step(tmp_path):
+    assert "field 'guarded' is set with sdk = 'node@1.0.14'" in refusal(
+        tmp_path, 'actions = ["resume", "close"]\nguarded = true\n')
+    assert "keeps sessions in its home only" in refusal(tmp_path, 'actions = ["resume", "close"]\n',
+                                                         top='store = "sqlite"\n')
+    held = refusal(tmp_path, 'actions = ["resume", "ask"]\nexpect = "kept"\n'
+                             '[[steps.faults]]\nkind = "kill"\nat = "after-turn"\n')
+    assert "holds are the Python worker's" in held
+
+
+def test_the_node_worker_does_what_its_script_says_it_does():
+    """worker.mjs names each action it cannot do (NOT_HERE); those are exactly the actions
+    outside NODE_WORKER_ACTIONS, which the loader refuses."""
+    from handoff.words import ACTIONS
+
+    script = (versions.NODE_WORKER_DIR / "worker.mjs").read_text()
+    table = script[script.index("const NOT_HERE = {"):script.index("};", script.index("const NOT_HERE = {"))]
+    not_here = {line.split(":")[0].strip().strip('"') for line in table.splitlines()[1:] if ":" in line}
+    assert not_here == set(ACTIONS) - versions.NODE_WORKER_ACTIONS
+
+
+@pytest.fixture
+def node_project(tmp_path, monkeypatch):
+    folder = tmp_path / "sdks" / "node"
+    folder.mkdir(parents=True)
+    (folder / "package.json").write_text(json.dumps({"dependencies": {"@github/copilot-sdk": "1.0.14"}}))
+    monkeypatch.setattr(versions, "NODE_WORKER_DIR", folder)
+    monkeypatch.setattr(versions.shutil, "which", lambda name: f"/usr/bin/{name}")
+    return folder
+
+
+def test_the_node_sdk_is_found_once_installed(node_project, monkeypatch):
+    assert versions.pinned_node_sdk() == "node@1.0.14"
+    with pytest.raises(versions.NotAvailable, match=r"SDK node@1.0.14 is not installed: run `make runtimes`"):
+        versions.sdk("node@1.0.14")
+    (node_project / "node_modules").mkdir()
+    (node_project / "node_modules" / ".installed").write_text("")
+    assert versions.sdk("node@1.0.14") == versions.SdkInstall("node@1.0.14", None, node_project / "worker.mjs")
+    with pytest.raises(versions.NotAvailable, match=r"SDK node@1.0.13 is not pinned .* pins node@1.0.14"):
+        versions.sdk("node@1.0.13")
+    monkeypatch.setattr(versions.shutil, "which", lambda name: None)
+    with pytest.raises(versions.NotAvailable, match=r"needs node on the PATH"):
+        versions.sdk("node@1.0.14")
+
+
+def test_a_node_worker_is_spawned_by_node_never_forked(tmp_path):
+    launch = Launch(node_worker=tmp_path / "worker.mjs")
+    assert launch.command() == ("node", str(tmp_path / "worker.mjs"))
+    assert not launch.forkable and Launch().forkable
+    assert launch.environment({"A": "1"}) == {"A": "1"}  # no PYTHONPATH: it is not a Python worker
