@@ -24,6 +24,13 @@ REMEMBER_PATTERN = re.compile(
     re.DOTALL,
 )
 QUESTION_PATTERN = re.compile(r"Which (?P<topic>.+?) did I say was my favourite\?")
+# The fact can also reach the model through a tool the worker registers (a step's
+# ``tools``): the prompt names the tool, the model calls it with the topic, and the tool's
+# result states the fact. A tool's name is a word, as the OpenAI wire format wants it.
+LOOKUP_PATTERN = re.compile(r"Look up my favourite (?P<topic>.+?) with the (?P<tool>\w+) tool\. Reply with just OK\.")
+# How a tool's result, or a summary the witness writes when the runtime compacts, states
+# the fact: the words of ``Fact.stated_text`` after a short lead-in.
+STATED_PATTERN = re.compile(r"my favourite (?P<topic>.+?) is '(?P<value>(?:[^'\\]|\\.)*)'\.", re.DOTALL)
 
 
 def quote(value: str) -> str:
@@ -48,6 +55,16 @@ class Fact:
     @property
     def question_prompt(self) -> str:
         return f"Which {self.topic} did I say was my favourite?"
+
+    def lookup_prompt(self, tool: str) -> str:
+        """Asks the model to fetch the fact with ``tool`` (the fact is not in the prompt)."""
+        return f"Look up my favourite {self.topic} with the {tool} tool. Reply with just OK."
+
+    def lookup_result(self, topic: str) -> str:
+        """What the lookup tool returns for ``topic``: the fact for its own topic, else nothing."""
+        if topic != self.topic:
+            return f"Found nothing about a favourite {topic}."
+        return f"Found: {self.stated_text}."
 
     @property
     def stated_text(self) -> str:

@@ -49,6 +49,37 @@ class TurnKind(StrEnum):
     ASK = "ask"  # the app asks which value it was
 
 
+class ReplyKind(StrEnum):
+    """What the witness model's answer to one request was (an evidence record's ``reply_kind``)."""
+
+    ACKNOWLEDGED = "acknowledged"  # "OK" to a remember prompt, or to a lookup's result that states the fact
+    RECALLED = "recalled"  # named the value: the request carried it
+    NOT_KNOWN = "not-known"  # the request did not carry it
+    OFF_SCRIPT = "off-script"  # not a prompt of the tool's
+    TOOL_CALL = "tool-call"  # called the tool a lookup prompt names
+    TOOL_FAILED = "tool-failed"  # the tool's result (e.g. the runtime's error for a tool it lacks) states no fact
+    SUMMARY = "summary"  # wrote the summary the runtime asked for when it compacted the history
+
+
+class Summary(StrEnum):
+    """What the witness's compaction summary does with the facts of the conversation (the
+    ``x-handoff-summary`` header; a real model may do either)."""
+
+    KEEP = "keep"  # states every fact the conversation carried
+    DROP = "drop"  # states none
+
+
+class FactPlace(StrEnum):
+    """Where in a request the fact was (an evidence record's ``fact_in``): who is to thank
+    when a resumed session names it."""
+
+    USER = "user"  # a user message (the remember prompt, or the runtime quoting it after a compaction)
+    TOOL = "tool"  # a tool's result
+    SUMMARY = "summary"  # the <summary> block the runtime puts in a user message after compacting
+    SYSTEM = "system"  # a system message (e.g. a memory block): not the conversation's history
+    ASSISTANT = "assistant"  # the model's own earlier answer
+
+
 class NoTurn(StrEnum):
     """What a judgement's line stands for when it is no turn's."""
 

@@ -30,6 +30,15 @@ class Evidence:
     # (role, text) of the last user and assistant messages, each cut short (server.py,
     # kept_conversation): what the model was sent, as far as the report needs to show it.
     conversation: tuple[tuple[str, str], ...] = ()
+    # Agent-shaped requests (records written before these were kept decode with the
+    # defaults). Where the fact's text was (FactPlace values: user, tool, summary, system,
+    # assistant), so a kept answer can be put down to the history or to what the runtime
+    # added; the runtime's own x-interaction-type (e.g. conversation-compaction); the
+    # names of the tools the request offered the model; the tool the witness called.
+    fact_in: tuple[str, ...] = ()
+    interaction: str | None = None
+    tools_offered: tuple[str, ...] = ()
+    tool_called: str | None = None
 
 
 class EvidenceLog:

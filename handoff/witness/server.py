@@ -23,10 +23,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from urllib.parse import unquote as url_unquote
 
-from handoff.witness.answer import conversation, message_text, reply_to
+from handoff.witness.answer import Reply, ToolCall, conversation, fact_places, message_text, reply_to
 from handoff.witness.evidence import Evidence, EvidenceLog
 from handoff.witness.relay import Relayed, relay
-from handoff.witness.tags import FACT_HEADER, RUN_HEADER, TAG_HEADERS
+from handoff.witness.tags import COMPACTION, FACT_HEADER, INTERACTION_HEADER, RUN_HEADER, SUMMARY_HEADER, TAG_HEADERS
+from handoff.words import Summary
 
 MODEL_NAME = "handoff-witness"
 # What a record keeps of the conversation a request carried (the report shows it): the
@@ -43,15 +44,19 @@ def kept_conversation(talk: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]
     return tuple((str(m.get("role")), cut(message_text(m))) for m in talk[-KEPT_MESSAGES:])
 
 
-def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, reply: str) -> Evidence:
+def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, reply: str,
+            tool_called: str | None = None) -> Evidence:
     """What one chat-completions request carried: its tags, how many conversation
-    messages, and whether the fact named by the fact header was among them."""
-    talk = conversation(body.get("messages") or [])
+    messages, whether the fact named by the fact header was among them and where in the
+    request it was, the tools it offered."""
+    messages = body.get("messages") or []
+    talk = conversation(messages)
     stated = headers.get(FACT_HEADER)
-    fact_sent = None
+    fact_sent, fact_in = None, ()
     if stated is not None:
         fact_text = url_unquote(stated)
         fact_sent = any(fact_text in message_text(m) for m in talk)
+        fact_in = fact_places(messages, fact_text)
     return Evidence(
         at=time.time(),
         **{field: headers.get(name) for field, name in TAG_HEADERS.items()},
@@ -61,13 +66,32 @@ def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, repl
         reply=reply,
         model=body.get("model"),
         conversation=kept_conversation(talk),
+        fact_in=fact_in,
+        interaction=headers.get(INTERACTION_HEADER),
+        tools_offered=tuple(_tool_names(body.get("tools"))),
+        tool_called=tool_called,
     )
 
 
-def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, str]:
+def _tool_names(tools: Any) -> list[str]:
+    if not isinstance(tools, list):
+        return []
+    return [str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)]
+
+
+def summary_asked(headers: dict[str, str]) -> str | None:
+    """The Summary to write when the runtime asks for a compaction summary, else None. A
+    value other than keep or drop is a ValueError (the request is answered 400)."""
+    if headers.get(INTERACTION_HEADER) != COMPACTION:
+        return None
+    return Summary(headers.get(SUMMARY_HEADER) or Summary.KEEP)
+
+
+def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, Reply]:
     """Answer one chat-completions body and describe what was in it."""
-    reply = reply_to(body.get("messages") or [])
-    return observe(body, headers, reply.kind, reply.text), reply.text
+    reply = reply_to(body.get("messages") or [], summary_asked(headers))
+    called = reply.tool_call.name if reply.tool_call else None
+    return observe(body, headers, reply.kind, reply.text, called), reply
 
 
 HOLD_SECONDS = 600.0  # a held answer is given up after this, so no thread waits forever
@@ -204,14 +228,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.evidence_log.write(observe(body, headers, relayed.reply_kind, relayed.reply))
             self._send_relayed(relayed)
             return
-        evidence, text = witness(body, headers)
+        try:
+            evidence, reply = witness(body, headers)
+        except ValueError as error:  # a summary header that is neither keep nor drop
+            self._send_json(400, {"error": {"message": f"{SUMMARY_HEADER}: {error}"}})
+            return
         self.evidence_log.write(evidence)
         self.holds.arrive(held)  # recorded first: the request reached the model, whatever happens next
         model = body.get("model") or MODEL_NAME
         if body.get("stream"):
-            self._send_stream(model, text, include_usage=bool((body.get("stream_options") or {}).get("include_usage")))
+            self._send_stream(model, reply, include_usage=bool((body.get("stream_options") or {}).get("include_usage")))
         else:
-            self._send_json(200, _completion(model, text))
+            self._send_json(200, _completion(model, reply))
 
     def _lower_headers(self) -> dict[str, str]:
         return {name.lower(): value for name, value in self.headers.items()}
@@ -231,14 +259,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _send_stream(self, model: str, text: str, include_usage: bool) -> None:
+    def _send_stream(self, model: str, reply: Reply, include_usage: bool) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("connection", "close")
         self.end_headers()
         self.close_connection = True
-        for chunk in _chunks(model, text, include_usage):
+        for chunk in _chunks(model, reply, include_usage):
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
@@ -249,25 +277,43 @@ def _usage(text: str) -> dict[str, int]:
     return {"prompt_tokens": 1, "completion_tokens": completion, "total_tokens": 1 + completion}
 
 
-def _completion(model: str, text: str) -> dict[str, Any]:
+def _message(reply: Reply) -> dict[str, Any]:
+    """The assistant message of a reply: its text, or (content null) the tool call."""
+    if reply.tool_call is None:
+        return {"role": "assistant", "content": reply.text}
+    return {"role": "assistant", "content": None, "tool_calls": [reply.tool_call.wire()]}
+
+
+def _finish_reason(reply: Reply) -> str:
+    return "tool_calls" if reply.tool_call else "stop"
+
+
+def _completion(model: str, reply: Reply) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": _usage(text),
+        "choices": [{"index": 0, "message": _message(reply), "finish_reason": _finish_reason(reply)}],
+        "usage": _usage(reply.text),
     }
 
 
-def _chunks(model: str, text: str, include_usage: bool) -> list[dict[str, Any]]:
+def _streamed_call(call: ToolCall) -> list[dict[str, Any]]:
+    return [{"index": 0, **call.wire()}]  # a streamed call carries its index in the list
+
+
+def _chunks(model: str, reply: Reply, include_usage: bool) -> list[dict[str, Any]]:
     base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    delta = {"role": "assistant", "content": reply.text}
+    if reply.tool_call:
+        delta = {"role": "assistant", "content": None, "tool_calls": _streamed_call(reply.tool_call)}
     chunks = [
-        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": _finish_reason(reply)}]},
     ]
     if include_usage:
-        chunks.append({**base, "choices": [], "usage": _usage(text)})
+        chunks.append({**base, "choices": [], "usage": _usage(reply.text)})
     return chunks
 
 

@@ -16,6 +16,12 @@ TAG_HEADERS = {
 }
 # The exact text that states the scenario's fact, percent-encoded (headers are ASCII).
 FACT_HEADER = "x-handoff-fact"
+# What the witness's compaction summary keeps (a Summary: keep or drop); without it, keep.
+SUMMARY_HEADER = "x-handoff-summary"
+# The runtime's own header saying what a request is for (measured on runtime 1.0.102:
+# conversation-user, conversation-compaction, or absent after a tool call).
+INTERACTION_HEADER = "x-interaction-type"
+COMPACTION = "conversation-compaction"
 # The run's secret: a witness started by `handoff run` hears only requests that carry it.
 RUN_HEADER = "x-handoff-run"
 RUN_TOKEN_VARIABLE = "HANDOFF_RUN_TOKEN"  # how the coordinator hands it to the witness it starts

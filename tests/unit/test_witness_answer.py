@@ -119,10 +119,10 @@ def fact_header(fact=FACT):
 
 
 def test_fact_sent_true_when_the_stated_text_was_in_the_conversation():
-    evidence, text = witness({"messages": told_then_asked()}, fact_header())
+    evidence, reply = witness({"messages": told_then_asked()}, fact_header())
     assert evidence.fact_sent is True
     assert evidence.reply_kind == "recalled"
-    assert evidence.reply == text and FACT.is_in(text)
+    assert evidence.reply == reply.text and FACT.is_in(reply.text)
 
 
 def test_fact_sent_false_when_it_was_not():
@@ -162,18 +162,19 @@ def test_missing_tags_are_none():
     assert evidence.reply_kind == "off-script"
 
 
-def test_messages_received_counts_only_user_and_assistant():
+def test_messages_received_counts_the_conversation_without_system_prompts():
+    # a tool's result is part of the history the runtime sends; a system prompt is not
     messages = told_then_asked() + [{"role": "tool", "content": "x"}, system("again")]
-    assert witness({"messages": messages}, {})[0].messages_received == 3
+    assert witness({"messages": messages}, {})[0].messages_received == 4
 
 
 def test_the_witness_remembers_nothing_between_requests():
     first, _ = witness({"messages": told_then_asked()}, fact_header())
-    second, text = witness({"messages": [user(FACT.question_prompt)]}, fact_header())
+    second, reply = witness({"messages": [user(FACT.question_prompt)]}, fact_header())
     assert first.reply_kind == "recalled"
     assert second.reply_kind == "not-known"
     assert second.fact_sent is False
-    assert not FACT.is_in(text)
+    assert not FACT.is_in(reply.text)
 
 
 # the evidence log
