@@ -80,6 +80,13 @@ def well_formed_sdk(sdk_name: str) -> bool:
     return well_formed(sdk_name.removeprefix(NODE_PREFIX))
 
 
+def sdk_key(sdk_name: str) -> tuple[int, ...]:
+    """Sort key of a step's ``sdk``: the Python SDKs by version, then the Node.js SDK's."""
+    if is_node(sdk_name):
+        return (1, *key(sdk_name.removeprefix(NODE_PREFIX)))
+    return (0, *key(sdk_name))
+
+
 def pinned_node_sdk() -> str | None:
     """The Node.js SDK sdks/node/package.json pins, as a step names it (``node@1.0.14``)."""
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):

@@ -20,7 +20,7 @@ from handoff.runs.history import RunHistory
 from handoff.runs.record import RunRecord
 from handoff.skew.expected import Pair
 from handoff.skew.grid import pairs_of
-from handoff.versions import key
+from handoff.versions import key, sdk_key
 from handoff.words import NoTurn, TurnKind
 
 LEGEND = ("Rows: the runtime/SDK that created the session, told the fact and closed it; columns: the runtime/SDK of "
@@ -61,7 +61,7 @@ def _cells(record: RunRecord, judgement: RunJudgement) -> list[Cell]:
 
 
 def _axis(found: list[Cell]) -> list[Pair]:
-    return sorted({c.created for c in found} | {c.resumed for c in found}, key=lambda p: (key(p.runtime), key(p.sdk)))
+    return sorted({c.created for c in found} | {c.resumed for c in found}, key=lambda p: (key(p.runtime), sdk_key(p.sdk)))
 
 
 def _rows(found: list[Cell]) -> tuple[list[Pair], list[list[str]]]:
@@ -83,7 +83,7 @@ def _failures(record: RunRecord, judgement: RunJudgement) -> list[str]:
             for failure in step.said.failures:
                 message = re.sub(re.escape(given), "<id>", failure.message) if given else failure.message
                 seen.setdefault(pair, {})[f"{failure.action}: {cells.short(message, 240)}"] = None
-    return [f"{pair.label}: " + "; ".join(found) for pair, found in sorted(seen.items(), key=lambda i: (key(i[0].runtime), key(i[0].sdk)))]
+    return [f"{pair.label}: " + "; ".join(found) for pair, found in sorted(seen.items(), key=lambda i: (key(i[0].runtime), sdk_key(i[0].sdk)))]
 
 
 def _summary(judgement: RunJudgement) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from handoff.errors import UserError
 from handoff.scenario_files import SCENARIO_DIR
-from handoff.versions import well_formed
+from handoff.versions import well_formed, well_formed_sdk
 from handoff.words import EXPECTABLE, TELL_EXPECTABLE
 
 EXPECTED_FILE = SCENARIO_DIR / "skew" / "expected.toml"
@@ -87,7 +87,8 @@ def _rule(path: Path, number: int, table: dict, key: str = "expect", allowed: tu
     for field in SIDES:
         if field in table:
             wanted = table[field]
-            if not isinstance(wanted, list) or not wanted or not all(isinstance(v, str) and well_formed(v) for v in wanted):
+            valid = well_formed_sdk if field.endswith("_sdk") else well_formed
+            if not isinstance(wanted, list) or not wanted or not all(isinstance(v, str) and valid(v) for v in wanted):
                 raise fail(field, f'must be a list of versions such as ["1.0.92"], got {wanted!r}')
             versions[field] = tuple(wanted)
     return Rule(expect, because, versions)

@@ -30,10 +30,12 @@ CELL_FILE = SCENARIO_DIR / "skew" / "cell.toml"
 def chosen_versions(runtimes: list[str], sdks: list[str]) -> tuple[list[str], list[str]]:
     """The versions the grid spans: the ones named, or every installed one. A version
     that is malformed, not pinned or not installed is a UserError naming it."""
-    for option, names in (("--runtime", runtimes), ("--sdk", sdks)):
-        for name in names:
-            if not versions.well_formed(name):
-                raise UserError(f'{option} {name}: not a version number such as "1.0.92"')
+    for name in runtimes:
+        if not versions.well_formed(name):
+            raise UserError(f'--runtime {name}: not a version number such as "1.0.92"')
+    for name in sdks:
+        if not versions.well_formed_sdk(name):
+            raise UserError(f'--sdk {name}: not a version number such as "1.0.24", or "node@1.0.14" for the Node.js SDK')
     try:
         for name in runtimes:
             versions.runtime(name)
@@ -42,7 +44,9 @@ def chosen_versions(runtimes: list[str], sdks: list[str]) -> tuple[list[str], li
     except versions.NotAvailable as missing:
         raise UserError(str(missing)) from None
     runtimes = sorted(set(runtimes) or set(versions.installed_runtimes()), key=versions.key)
-    sdks = sorted(set(sdks) or set(versions.installed_sdks()), key=versions.key)
+    # The Node.js SDK is on the grid when named (--sdk node@1.0.14): with every Python SDK
+    # it would make the default grid half as large again.
+    sdks = sorted(set(sdks) or set(versions.installed_sdks()), key=versions.sdk_key)
     if len(runtimes) * len(sdks) < 2:
         raise UserError(f"the grid needs at least two runtime/SDK pairs, and only runtime {', '.join(runtimes)} with "
                         f"SDK {', '.join(sdks)} is chosen or installed: run `{versions.INSTALL_COMMAND}`")

@@ -33,7 +33,8 @@ const NO_KEY = "no-key-configured"; // handoff/worker/model.py's stand-in for an
 const TURN_HEADER = "x-handoff-turn"; // handoff/witness/tags.py TAG_HEADERS["turn"]
 const RUNTIME_STOP_MS = 10_000; // stopping a runtime that died may never answer
 
-// What the Python worker can do and this one cannot, each with the reason it gives.
+// Why this worker cannot do some of the Python worker's actions; any other action that
+// is not in Worker.prototype.actions is refused the same way, with a general reason.
 const NOT_HERE = {
   mint: "the guard (minting ids) is the Python worker's",
   "mint-for-key": "the guard (minting ids) is the Python worker's",
@@ -237,8 +238,9 @@ class Worker {
   }
 
   async do(action) {
-    if (NOT_HERE[action]) {
-      emit({ event: "error", t: now(), action, message: `the Node.js worker cannot do '${action}': ${NOT_HERE[action]}` });
+    if (!Object.hasOwn(this.actions, action)) {
+      const why = NOT_HERE[action] ?? "it is not among the actions this worker does";
+      emit({ event: "error", t: now(), action, message: `the Node.js worker cannot do '${action}': ${why}` });
       return false;
     }
     if (NEEDS_SESSION.has(action) && this.session === null) {

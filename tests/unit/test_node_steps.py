@@ -4,6 +4,7 @@ accepts and refuses, where the worker is found, and how the host starts it."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -62,14 +63,21 @@ def test_the_guard_and_a_database_store_are_refused_on_a_node_step(tmp_path):
 
 
 def test_the_node_worker_does_what_its_script_says_it_does():
-    """worker.mjs names each action it cannot do (NOT_HERE); those are exactly the actions
-    outside NODE_WORKER_ACTIONS, which the loader refuses."""
+    """The actions worker.mjs implements (Worker.prototype.actions) are NODE_WORKER_ACTIONS,
+    which the loader lets through; each reason it gives for one it cannot do (NOT_HERE)
+    names an action of the protocol."""
     from handoff.words import ACTIONS
 
     script = (versions.NODE_WORKER_DIR / "worker.mjs").read_text()
-    table = script[script.index("const NOT_HERE = {"):script.index("};", script.index("const NOT_HERE = {"))]
-    not_here = {line.split(":")[0].strip().strip('"') for line in table.splitlines()[1:] if ":" in line}
-    assert not_here == set(ACTIONS) - versions.NODE_WORKER_ACTIONS
+
+    def keys(opening: str, pattern: str) -> set[str]:
+        start = script.index(opening)
+        return set(re.findall(pattern, script[start:script.index("\n};", start)]))
+
+    implemented = keys("Worker.prototype.actions = {", r'\n  async "?([a-z-]+)"?\(')
+    not_here = keys("const NOT_HERE = {", r'\n  "?([a-z-]+)"?:')
+    assert implemented == versions.NODE_WORKER_ACTIONS
+    assert not_here and not_here <= set(ACTIONS) - implemented
 
 
 @pytest.fixture
@@ -101,3 +109,36 @@ def test_a_node_worker_is_spawned_by_node_never_forked(tmp_path):
     assert launch.command() == ("node", str(tmp_path / "worker.mjs"))
     assert not launch.forkable and Launch().forkable
     assert launch.environment({"A": "1"}) == {"A": "1"}  # no PYTHONPATH: it is not a Python worker
+
+
+def test_the_node_sdk_sorts_after_every_python_sdk():
+    assert sorted(["node@1.0.14", "1.0.27", "1.0.24"], key=versions.sdk_key) == ["1.0.24", "1.0.27", "node@1.0.14"]
+
+
+def test_the_skew_grid_takes_the_node_sdk_as_another_sdk(node_project, monkeypatch):
+    from handoff.skew import grid
+    from handoff.skew.expected import Pair
+
+    with pytest.raises(UserError, match=r'--sdk node@1.0: not a version number such as "1.0.24", or "node@1.0.14"'):
+        grid.chosen_versions([], ["node@1.0"])
+    (node_project / "node_modules").mkdir()
+    (node_project / "node_modules" / ".installed").write_text("")
+    runtimes, sdks = grid.chosen_versions([versions.DEFAULT_RUNTIME], ["node@1.0.14", versions.DEFAULT_SDK])
+    assert sdks == [versions.DEFAULT_SDK, "node@1.0.14"]
+    cells = grid.plan(grid.pairs(runtimes, sdks))
+    node = Pair(versions.DEFAULT_RUNTIME, "node@1.0.14")
+    across = next(c for c in cells if grid.pairs_of(c) == (Pair(versions.DEFAULT_RUNTIME, versions.DEFAULT_SDK), node))
+    assert across.name == f"{versions.DEFAULT_RUNTIME}+{versions.DEFAULT_SDK}-to-{versions.DEFAULT_RUNTIME}+node@1.0.14"
+    assert [step.sdk for step in across.steps] == [versions.DEFAULT_SDK, "node@1.0.14"]
+    assert across.steps[1].expect == "kept"
+
+
+def test_an_expected_cells_rule_may_name_the_node_sdk(tmp_path):
+    from handoff.skew.expected import Pair, expectation, load as load_rules
+
+    path = tmp_path / "expected.toml"
+    path.write_text('[[rules]]\nresumed_sdk = ["node@1.0.14"]\nexpect = "lost"\nbecause = "b"\n'
+                    '[[rules]]\nexpect = "kept"\nbecause = "c"\n')
+    rules = load_rules(path)
+    assert expectation(rules, Pair("1.0.102", "1.0.25"), Pair("1.0.102", "node@1.0.14")).expect == "lost"
+    assert expectation(rules, Pair("1.0.102", "node@1.0.14"), Pair("1.0.102", "1.0.25")).expect == "kept"
