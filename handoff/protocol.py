@@ -122,6 +122,8 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     # cannot carry them (one started over SSH: sshd passes no environment on). They travel
     # on the worker's stdin, never on a command line, and are never written down.
     secrets: dict[str, str] = {}
+    # The app's tools (AppTool values) to register on every create and resume.
+    tools: tuple[str, ...] = ()
 
     def __repr__(self) -> str:  # never show the secrets, whoever prints a spec
         return f"WorkerSpec(scenario={self.scenario!r}, step={self.step!r}, host={self.host!r}, actions={self.actions!r})"

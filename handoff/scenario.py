@@ -105,6 +105,7 @@ class Step:
     runtime: str | None = None  # another runtime version than the default (handoff/versions.py)
     sdk: str | None = None  # another SDK version than the default
     loaded_all_events: bool | None = None  # expected event-log evidence: did the resume load every event?
+    tools: tuple[str, ...] = ()  # the app's tools (AppTool) the worker registers on create and resume
 
     @property
     def asks(self) -> bool:
@@ -122,7 +123,7 @@ class Step:
 
     @property
     def tells(self) -> bool:
-        return Action.TELL in self.actions or Action.CONCURRENT_RESUME_AND_ASK in self.actions
+        return any(action in (Action.TELL, Action.LOOK_UP, Action.CONCURRENT_RESUME_AND_ASK) for action in self.actions)
 
     @property
     def waits_out_a_turn(self) -> bool:

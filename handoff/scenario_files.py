@@ -24,6 +24,7 @@ from handoff.words import (
     TURN_ACTIONS,
     TURN_POINTS,
     Action,
+    AppTool,
     FaultKind,
     FaultPoint,
     HomeKind,
@@ -137,7 +138,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
                                 f"to let the session's lease run out first, write after = \"{LEASE_EXPIRED}\"")
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
-                         "restart", "runtime", "sdk", "loaded_all_events"})
+                         "restart", "runtime", "sdk", "loaded_all_events", "tools"})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -159,6 +160,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         runtime=read.version("runtime"),
         sdk=read.sdk(),
         loaded_all_events=read.get("loaded_all_events", bool, None),
+        tools=_tools(read),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER, any(s.host == step.host for s in earlier))
@@ -177,6 +179,16 @@ def _actions(read: _Reader) -> tuple[str, ...]:
     if first_turn is not None and not any(a in OPENING_ACTIONS for a in actions[:first_turn]):
         raise read.fail("actions", f"has the turn {actions[first_turn]!r} before any create or resume")
     return tuple(actions)
+
+
+def _tools(read: _Reader) -> tuple[str, ...]:
+    tools = read.get("tools", list, [])
+    for tool in tools:
+        if not isinstance(tool, str) or tool not in tuple(AppTool):
+            raise read.fail("tools", f"has unknown tool {tool!r} (known: {', '.join(AppTool)})")
+    if len(set(tools)) != len(tools):
+        raise read.fail("tools", "names a tool twice: the SDK refuses two tools of one name")
+    return tuple(tools)
 
 
 def _step_rules(read: _Reader, step: Step, scenario_id: str | None) -> None:
@@ -212,6 +224,8 @@ def _node_rules(read: _Reader, step: Step) -> None:
                                    f"(it does: {', '.join(sorted(NODE_WORKER_ACTIONS))})")
     if step.guarded:
         raise read.fail("guarded", f"is set with sdk = {step.sdk!r}: the guard is the Python worker's")
+    if step.tools:
+        raise read.fail("tools", f"is set with sdk = {step.sdk!r}: the app's tools are the Python worker's")
     held = next((plan for plan in step.faults if plan.at in HOLD_POINTS), None)
     if held:
         raise read.fail("faults", f"has a fault at {held.at!r} with sdk = {step.sdk!r}: holds are the Python "

@@ -97,6 +97,7 @@ class Action(StrEnum):
     RESUME = "resume"  # resume the session with the id passed along
     RESUME_MOST_RECENT = "resume-most-recent"  # list the stored sessions and resume the most recently modified
     TELL = "tell"  # turn: ask the model to remember the fact
+    LOOK_UP = "look-up"  # turn (a tell): ask the model to fetch the fact with the app's lookup tool
     ASK = "ask"  # turn: ask the model which value was the favourite
     CLOSE = "close"  # close (disconnect) the open session, which writes session.shutdown
     METADATA = "metadata"  # get_session_metadata for the id passed along
@@ -110,17 +111,24 @@ class Action(StrEnum):
 
 
 ACTIONS = tuple(Action)  # (a plain string is looked up in a tuple of members by equality)
-TURN_ACTIONS = frozenset({Action.TELL, Action.ASK, Action.CONCURRENT_RESUME_AND_ASK})
+TURN_ACTIONS = frozenset({Action.TELL, Action.LOOK_UP, Action.ASK, Action.CONCURRENT_RESUME_AND_ASK})
 OPENING_ACTIONS = frozenset({Action.CREATE, Action.CREATE_WITHOUT_ID, Action.RESUME, Action.RESUME_MOST_RECENT})
 RESUMING_ACTIONS = (Action.RESUME, Action.RESUME_MOST_RECENT)
 # How many turns an action takes (the concurrent one takes a turn on each runtime). The
 # worker numbers its turns 1, 2, ... within its step; the checker alone turns those into
 # numbers across the scenario, from this table.
-TURNS_PER_ACTION = {Action.TELL: 1, Action.ASK: 1, Action.CONCURRENT_RESUME_AND_ASK: 2}
+TURNS_PER_ACTION = {Action.TELL: 1, Action.LOOK_UP: 1, Action.ASK: 1, Action.CONCURRENT_RESUME_AND_ASK: 2}
 
 
 def turns_in(actions: tuple[str, ...] | list[str]) -> int:
     return sum(TURNS_PER_ACTION.get(action, 0) for action in actions)
+
+
+class AppTool(StrEnum):
+    """A tool the app registers with the SDK on create and resume (a step's ``tools``); the
+    value is the name the model sees and calls."""
+
+    LOOKUP_FAVOURITE = "lookup_favourite"  # returns the fact for its topic: the fact arrives as a tool's result
 
 
 class WorkerStage(StrEnum):

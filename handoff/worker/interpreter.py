@@ -39,7 +39,8 @@ from handoff.worker.model import model_source
 from handoff.worker.sdk import SDK_VERSION, Runtime
 from handoff.worker.sessions import GuardedSessions, Sessions
 from handoff.worker.store import DatabaseStore, open_store
-from handoff.words import TURN_ACTIONS, Action, FaultPoint, TurnKind, WorkerStage
+from handoff.worker.tools import app_tools
+from handoff.words import TURN_ACTIONS, Action, AppTool, FaultPoint, TurnKind, WorkerStage
 
 Emit = Callable[[Any], None]
 RUNTIME_STOP_SECONDS = 10.0  # stopping a runtime that died may never answer
@@ -79,7 +80,8 @@ class Interpreter:
         # The provider is not stored with the session: every runtime is given it again,
         # unless the step is there to show what happens when it is not.
         source = None if self.spec.without_provider else model_source(self.backend, self.spec.witness_url, self.spec.tags)
-        return Runtime(self.runtime_path, str(self.home), source, files=self.store.files)
+        return Runtime(self.runtime_path, str(self.home), source, files=self.store.files,
+                       tools=app_tools(self.spec.tools, self.fact))
 
     async def run(self) -> bool:
         started = time.monotonic()
@@ -220,6 +222,12 @@ class Interpreter:
 
     async def _tell(self) -> None:
         await self._turn(TurnKind.TELL, self.fact.remember_prompt)
+
+    async def _look_up(self) -> None:
+        """A tell whose fact comes back from the app's lookup tool, not in the prompt. The
+        prompt names the tool whether this worker registered it or not: a model may call a
+        tool the session no longer has, and what the runtime does then is measured."""
+        await self._turn(TurnKind.TELL, self.fact.lookup_prompt(AppTool.LOOKUP_FAVOURITE))
 
     async def _ask(self) -> None:
         await self._turn(TurnKind.ASK, self.fact.question_prompt)

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version as package_version
-from typing import Callable
+from typing import Any, Callable
 
 from copilot import CopilotClient
 from copilot.client import RuntimeConnection
 from copilot.generated.rpc import SessionFSReaddirWithTypesEntry
 from copilot.session import CopilotSession, PermissionHandler
 from copilot.session_fs_provider import SessionFsFileInfo, SessionFsProvider
+from copilot.tools import Tool, ToolInvocation, ToolResult
 
 from handoff.stores.files import STATE_ROOT, SessionFiles
 
@@ -55,6 +56,26 @@ class CopilotService:
 
     def config(self) -> None:
         return None  # no BYOK provider: create/resume then use the Copilot service
+
+
+@dataclass(frozen=True)
+class RegisteredTool:
+    """A tool the app registers on create and resume: what the model is told of it and
+    what it answers. The SDK runs ``answer`` when the runtime asks for a call; a tool does
+    not ask for permission, so no handler's choice enters the measurement."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    answer: Callable[[dict[str, Any]], str]
+
+    def sdk_tool(self) -> Tool:
+        def handler(invocation: ToolInvocation) -> ToolResult:
+            arguments = invocation.arguments if isinstance(invocation.arguments, dict) else {}
+            return ToolResult(text_result_for_llm=self.answer(arguments))
+
+        return Tool(name=self.name, description=self.description, handler=handler, parameters=self.parameters,
+                    skip_permission=True)
 
 
 @dataclass(frozen=True)
@@ -113,10 +134,11 @@ class Runtime:
 
     With ``files`` (session id -> SessionFiles), the session's files go through a
     SessionFs provider to the database instead of to the home directory. With no
-    ``provider`` the runtime is given no model settings and no token at all."""
+    ``provider`` the runtime is given no model settings and no token at all. ``tools`` are
+    registered on every create and resume (None when there are none: the SDK's default)."""
 
     def __init__(self, runtime_path: str, home: str, provider: Provider | CopilotService | None,
-                 files: Callable[[str], SessionFiles] | None = None):
+                 files: Callable[[str], SessionFiles] | None = None, tools: tuple[RegisteredTool, ...] = ()):
         session_fs = None
         if files is not None:
             session_fs = {"initial_working_directory": "/work", "session_state_path": STATE_ROOT, "conventions": "posix"}
@@ -131,6 +153,7 @@ class Runtime:
         self._provider_config = provider.config() if provider else None
         self._files = files
         self._fs_handler = (lambda session: _StoreProvider(files(session.session_id))) if files else None
+        self._tools = [tool.sdk_tool() for tool in tools] or None
 
     async def start(self) -> str:
         """Start the runtime; returns its version."""
@@ -146,6 +169,7 @@ class Runtime:
             model=self._model,
             provider=self._provider_config,
             streaming=False,
+            tools=self._tools,
             on_permission_request=PermissionHandler.approve_all,
             create_session_fs_handler=self._fs_handler,
         )
@@ -156,6 +180,7 @@ class Runtime:
             model=self._model,
             provider=self._provider_config,
             streaming=False,
+            tools=self._tools,
             on_permission_request=PermissionHandler.approve_all,
             create_session_fs_handler=self._fs_handler,
         )

@@ -100,6 +100,7 @@ CASES = {
     "order huge": (lambda t: ["run", scenario_file(t, top="order = 1000000000")], "field 'order'"),
     "session id that is a path": (lambda t: ["run", scenario_file(t, top='session_id = "../../tmp/x/escape"')],
                                   "field 'session_id' must be"),
+    "unknown tool": (lambda t: ["run", scenario_file(t, step='tools = ["grep"]')], "field 'tools' has unknown tool"),
     "principal with a space": (lambda t: ["run", scenario_file(t, step='principal = "a b"')], "field 'principal'"),
     "host name with a slash": (lambda t: ["run", scenario_file(t, top='[hosts]\n"a/b" = "namespace"')], "hosts:"),
     "witness port out of range": (lambda t: ["witness", "--port", "99999"], "--port"),

@@ -14,8 +14,8 @@ STORED = {
                     "skipped", "crashed"),
     words.TurnKind: ("tell", "ask"),
     words.NoTurn: ("step", "scenario"),
-    words.Action: ("mint", "mint-for-key", "create", "create-without-id", "resume", "resume-most-recent", "tell", "ask",
-                   "close", "metadata", "list", "discover", "concurrent-resume-and-ask", "hold", "restart-runtime"),
+    words.Action: ("mint", "mint-for-key", "create", "create-without-id", "resume", "resume-most-recent", "tell",
+                   "look-up", "ask", "close", "metadata", "list", "discover", "concurrent-resume-and-ask", "hold", "restart-runtime"),
     words.WorkerStage: ("read-spec", "start", "stop"),
     words.HomeKind: ("shared", "own", "copied", "anonymous", "restarted"),
     words.StoreKind: ("home", "sqlite", "postgres"),
@@ -26,6 +26,10 @@ STORED = {
                       "corrupt-log", "cut-copy", "tamper"),
     words.FaultPoint: ("before-step", "mid-turn", "after-turn", "inside-write", "hold"),
     words.Command: ("run", "lab", "skew"),
+    words.ReplyKind: ("acknowledged", "recalled", "not-known", "off-script", "tool-call", "tool-failed", "summary"),
+    words.Summary: ("keep", "drop"),
+    words.FactPlace: ("user", "tool", "summary", "system", "assistant"),
+    words.AppTool: ("lookup_favourite",),
 }
 
 

@@ -1,0 +1,88 @@
+"""The app's tools (a step's ``tools``): the loader checks them, the spec carries them, and
+the worker's lookup answers with the scenario's fact, through the SDK's own Tool."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from handoff.coordinator.specs import worker_spec
+from handoff.fact import Fact
+from handoff.hosts.local import LocalHost
+from handoff.protocol import Backend, WorkerSpec
+from handoff.scenario_files import SCENARIO_DIR, load
+from handoff.words import Action, AppTool, turns_in
+from tests.unit.test_scenario_loader import HEADER, load_error, step, write
+
+LOOKUP = AppTool.LOOKUP_FAVOURITE
+TOOL_STEP = f'[[steps]]\nname = "A"\nactions = ["create", "look-up", "close"]\ntools = ["{LOOKUP}"]\n'
+
+
+def test_a_step_names_the_tools_it_registers(tmp_path):
+    loaded = load(write(tmp_path, HEADER + TOOL_STEP + step(extra=f'expect = "kept"\ntools = ["{LOOKUP}"]')))
+    assert [s.tools for s in loaded.steps] == [(LOOKUP,), (LOOKUP,)]
+    assert loaded.steps[0].tells and not loaded.steps[0].asks  # a look-up is a tell: the fact reaches the session
+
+
+@pytest.mark.parametrize("tools, says", [
+    ('["grep"]', "has unknown tool 'grep' (known: lookup_favourite)"),
+    ('[1]', "has unknown tool 1"),
+    (f'["{LOOKUP}", "{LOOKUP}"]', "names a tool twice"),
+    ('"lookup_favourite"', "field 'tools'"),
+])
+def test_a_bad_tools_field_names_the_step_and_the_field(tmp_path, tools, says):
+    message = load_error(tmp_path, HEADER + TOOL_STEP.replace(f'["{LOOKUP}"]', tools))
+    assert "step 'A'" in message and says in message
+
+
+def test_the_nodejs_worker_registers_no_tools(tmp_path):
+    message = load_error(tmp_path, HEADER + TOOL_STEP.replace("look-up", "tell") + 'sdk = "node@1.0.14"\n')
+    assert "field 'tools'" in message and "the Python worker's" in message
+
+
+def test_a_look_up_is_one_turn_and_needs_an_open_session(tmp_path):
+    assert turns_in(("resume", "ask", "look-up", "ask")) == 3
+    message = load_error(tmp_path, HEADER + '[[steps]]\nname = "A"\nactions = ["look-up", "create"]\n')
+    assert "has the turn 'look-up' before any create or resume" in message
+
+
+def test_the_rung_files_load():
+    for name in ("tool-fact-resumed-with-tool", "tool-fact-resumed-without-tool"):
+        loaded = load(SCENARIO_DIR / f"{name}.toml")
+        assert loaded.steps[0].tools == (LOOKUP,) and Action.LOOK_UP in loaded.steps[0].actions
+
+
+def test_the_spec_carries_the_tools_and_leaves_them_out_when_there_are_none(tmp_path):
+    loaded = load(write(tmp_path, HEADER + TOOL_STEP + step(extra='expect = "kept"')))
+    specs = [worker_spec("demo", s, LocalHost("local"), "/h", None, fact=Fact(), backend=Backend(),
+                         runtime_path="/r", witness_url="http://w") for s in loaded.steps]
+    assert [WorkerSpec.from_json(s.to_json()).tools for s in specs] == [(LOOKUP,), ()]
+    assert b'"tools"' not in specs[1].to_json()  # a worker that knows no tools reads the spec as before
+
+
+def test_the_lookup_answers_with_the_fact_of_its_own_topic_only():
+    from handoff.worker.tools import app_tools
+
+    fact = Fact("O'Brien", "surname")
+    (tool,) = app_tools((LOOKUP,), fact)
+    assert tool.name == LOOKUP and tool.parameters["required"] == ["topic"]
+    assert fact.stated_text in tool.answer({"topic": "surname"})
+    assert not fact.is_in(tool.answer({"topic": "colour"})) and not fact.is_in(tool.answer({}))
+
+
+def test_the_sdk_runs_the_lookup_as_a_tool_handler():
+    from copilot.tools import ToolInvocation
+
+    from handoff.worker.tools import app_tools
+
+    sdk_tool = app_tools((LOOKUP,), Fact()).__getitem__(0).sdk_tool()
+    assert (sdk_tool.name, sdk_tool.skip_permission) == (LOOKUP, True)
+    result = sdk_tool.handler(ToolInvocation(tool_name=LOOKUP, arguments={"topic": Fact().topic}))
+    result = asyncio.run(result) if asyncio.iscoroutine(result) else result
+    assert result.text_result_for_llm == Fact().lookup_result(Fact().topic)
+
+
+def test_a_look_up_prompt_names_the_tool_and_not_the_fact():
+    prompt = Fact().lookup_prompt(LOOKUP)
+    assert LOOKUP in prompt and not Fact().is_in(prompt)
