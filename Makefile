@@ -17,7 +17,9 @@ NODE_WORKER_STAMP := sdks/node/node_modules/.installed
 
 .PHONY: setup runtimes handoff faults test coverage bench soak mutate clean containers docs
 
-setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP)
+# The Node.js worker (21 MB) is part of setup, so that `make handoff` runs the cross-SDK
+# rungs (scenarios/cross-sdk-*.toml) on a fresh clone.
+setup: $(VENV_STAMP) $(RUNTIME_STAMP) $(SYSTEM_STAMP) $(NODE_WORKER_STAMP)
 
 # iproute2 and OpenSSH for the simulated hosts, podman, runc and debootstrap for the
 # container hosts, from Debian's packages when missing.
@@ -67,7 +69,7 @@ $(NODE_WORKER_STAMP): sdks/node/package.json sdks/node/package-lock.json
 	cd sdks/node && npm install --no-save --omit=optional --no-audit --no-fund --loglevel=error
 	@touch $@
 
-runtimes: setup $(RUNTIME_STAMPS) $(SDK_STAMPS) $(NODE_WORKER_STAMP)
+runtimes: setup $(RUNTIME_STAMPS) $(SDK_STAMPS)
 
 handoff: setup
 	$(BIN)/handoff run $(ARGS)

@@ -229,6 +229,15 @@ def other_versions() -> Section:
             lines.append(Line(MISSING, f"SDK {version}", str(missing).partition(":")[0], versions.INSTALL_COMMAND))
             continue
         lines.append(Line(OK, f"SDK {version}", f"in {found_sdk.python.parents[1].relative_to(PROJECT_ROOT)}"))
+    node = versions.pinned_node_sdk()
+    if node:  # the Node.js worker: the cross-SDK scenarios, and `handoff skew --sdk node@...`
+        try:
+            found_node = versions.sdk(node)
+            lines.append(Line(OK, f"SDK {node}", f"the Node.js worker, {found_node.node_worker.relative_to(PROJECT_ROOT)}"))
+        except versions.NotAvailable as missing:
+            needs_node = shutil.which("node") is None
+            lines.append(Line(MISSING, f"SDK {node}", str(missing).partition(":")[0],
+                              "install Node.js 20+" if needs_node else versions.NODE_INSTALL_COMMAND))
     if not lines:
         lines.append(Line(INFO, "versions", "only the default pair is pinned"))
     return Section("Other versions (`handoff skew`, the version-skew scenarios; a missing one skips them)", lines)

@@ -37,10 +37,11 @@ SDKS_DIR = PROJECT_ROOT / "sdks"  # sdks/<version>/requirements.txt
 SDK_VENVS = PROJECT_ROOT / ".state" / "sdks"  # .state/sdks/<version>/ : the virtual environments
 RUNTIME_CACHES = PROJECT_ROOT / ".state" / "runtime-cache"  # .state/runtime-cache/<version>/ : XDG_CACHE_HOME
 # The Node.js worker: package.json + lock pinning the TypeScript SDK, its worker script, and
-# node_modules once `make runtimes` installed it. A step names it as ``sdk = "node@1.0.14"``.
+# node_modules once `make setup` installed it. A step names it as ``sdk = "node@1.0.14"``.
 NODE_WORKER_DIR = SDKS_DIR / "node"
 NODE_SDK_PACKAGE = "@github/copilot-sdk"
 NODE_PREFIX = f"{SdkLanguage.NODE}@"
+NODE_INSTALL_COMMAND = "make setup"
 # What sdks/node/worker.mjs does; it reports every other action as an error event (the
 # guard, the registry, holds and a second runtime are the Python worker's).
 NODE_WORKER_ACTIONS = frozenset({Action.CREATE, Action.CREATE_WITHOUT_ID, Action.RESUME, Action.RESUME_MOST_RECENT,
@@ -169,7 +170,7 @@ def _node_sdk(sdk_name: str) -> SdkInstall:
     if shutil.which("node") is None:
         raise NotAvailable("the Node.js worker needs node on the PATH: install Node.js 20+")
     if not (NODE_WORKER_DIR / "node_modules" / ".installed").is_file():
-        raise NotAvailable(f"SDK {sdk_name} is not installed: run `{INSTALL_COMMAND}`")
+        raise NotAvailable(f"SDK {sdk_name} is not installed: run `{NODE_INSTALL_COMMAND}`")
     return SdkInstall(sdk_name, None, NODE_WORKER_DIR / "worker.mjs")
 
 

@@ -30,7 +30,7 @@ NODE_WORKER = PROJECT_ROOT / "sdks" / "node"
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(
     NODE is None or not (NODE_WORKER / "node_modules" / ".installed").is_file(),
-    reason="the Node.js worker is not installed: install Node.js 20+ and run `make runtimes`")
+    reason="the Node.js worker is not installed: install Node.js 20+ and run `make setup`")
 
 COMMANDS = {SdkLanguage.PYTHON: (sys.executable, "-m", "handoff.worker"),
             SdkLanguage.NODE: (NODE, str(NODE_WORKER / "worker.mjs"))}

@@ -92,7 +92,7 @@ def node_project(tmp_path, monkeypatch):
 
 def test_the_node_sdk_is_found_once_installed(node_project, monkeypatch):
     assert versions.pinned_node_sdk() == "node@1.0.14"
-    with pytest.raises(versions.NotAvailable, match=r"SDK node@1.0.14 is not installed: run `make runtimes`"):
+    with pytest.raises(versions.NotAvailable, match=r"SDK node@1.0.14 is not installed: run `make setup`"):
         versions.sdk("node@1.0.14")
     (node_project / "node_modules").mkdir()
     (node_project / "node_modules" / ".installed").write_text("")

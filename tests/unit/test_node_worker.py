@@ -85,7 +85,7 @@ def test_a_missing_log_is_reported_as_not_found():
 
 
 @pytest.mark.skipif(not (NODE_WORKER / "node_modules" / ".installed").is_file(),
-                    reason="the Node.js worker's SDK is not installed: run `make runtimes`")
+                    reason="the Node.js worker's SDK is not installed: run `make setup`")
 def test_a_spec_it_cannot_read_is_one_error_event_and_exit_0():
     done = subprocess.run([NODE, "worker.mjs"], cwd=NODE_WORKER, input="this is not a spec\n",
                           capture_output=True, text=True, timeout=30)
