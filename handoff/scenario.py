@@ -106,6 +106,9 @@ class Step:
     sdk: str | None = None  # another SDK version than the default
     loaded_all_events: bool | None = None  # expected event-log evidence: did the resume load every event?
     tools: tuple[str, ...] = ()  # the app's tools (AppTool) the worker registers on create and resume
+    # (AppSetting, SettingValue) pairs the worker passes on create and resume; a setting
+    # left out is passed as the tool always passes it (the SDK's default, the model named)
+    settings: tuple[tuple[str, str], ...] = ()
 
     @property
     def asks(self) -> bool:

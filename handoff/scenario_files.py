@@ -24,11 +24,13 @@ from handoff.words import (
     TURN_ACTIONS,
     TURN_POINTS,
     Action,
+    AppSetting,
     AppTool,
     FaultKind,
     FaultPoint,
     HomeKind,
     HostKind,
+    SettingValue,
     StepProvider,
     StepSession,
     StoreKind,
@@ -138,7 +140,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
                                 f"to let the session's lease run out first, write after = \"{LEASE_EXPIRED}\"")
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
-                         "restart", "runtime", "sdk", "loaded_all_events", "tools"})
+                         "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings"})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -161,6 +163,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         sdk=read.sdk(),
         loaded_all_events=read.get("loaded_all_events", bool, None),
         tools=_tools(read),
+        settings=_settings(read),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER, any(s.host == step.host for s in earlier))
@@ -189,6 +192,19 @@ def _tools(read: _Reader) -> tuple[str, ...]:
     if len(set(tools)) != len(tools):
         raise read.fail("tools", "names a tool twice: the SDK refuses two tools of one name")
     return tuple(tools)
+
+
+def _settings(read: _Reader) -> tuple[tuple[str, str], ...]:
+    settings = read.get("settings", dict, {})
+    for name, value in settings.items():
+        if name not in tuple(AppSetting):
+            raise read.fail("settings", f"has unknown setting {name!r} (known: {', '.join(AppSetting)})")
+        if value not in tuple(SettingValue):
+            raise read.fail("settings", f"{name} = {value!r}: choose one of {', '.join(SettingValue)}")
+        if name == AppSetting.PERMISSION_HANDLER and value == SettingValue.SECOND:
+            raise read.fail("settings", f"{name} = {value!r}: the app has one handler (it approves); "
+                                        f"say {SettingValue.FIRST!r} or {SettingValue.OMITTED!r}")
+    return tuple(sorted(settings.items()))
 
 
 def _step_rules(read: _Reader, step: Step, scenario_id: str | None) -> None:
@@ -226,6 +242,8 @@ def _node_rules(read: _Reader, step: Step) -> None:
         raise read.fail("guarded", f"is set with sdk = {step.sdk!r}: the guard is the Python worker's")
     if step.tools:
         raise read.fail("tools", f"is set with sdk = {step.sdk!r}: the app's tools are the Python worker's")
+    if step.settings:
+        raise read.fail("settings", f"is set with sdk = {step.sdk!r}: the app's settings are the Python worker's")
     held = next((plan for plan in step.faults if plan.at in HOLD_POINTS), None)
     if held:
         raise read.fail("faults", f"has a fault at {held.at!r} with sdk = {step.sdk!r}: holds are the Python "

@@ -131,6 +131,24 @@ class AppTool(StrEnum):
     LOOKUP_FAVOURITE = "lookup_favourite"  # returns the fact for its topic: the fact arrives as a tool's result
 
 
+class AppSetting(StrEnum):
+    """What an app passes on create and resume besides the provider and its tools (a step's
+    ``settings`` table): does the session keep its own, or must a resume pass it again?"""
+
+    MODEL = "model"
+    SYSTEM_MESSAGE = "system-message"  # an app's note appended to the runtime's system prompt
+    WORKING_DIRECTORY = "working-directory"
+    PERMISSION_HANDLER = "permission-handler"  # with it set, the app's tools ask for permission
+
+
+class SettingValue(StrEnum):
+    """What a step passes for an AppSetting."""
+
+    FIRST = "first"  # the app's first value (what the creating step passes)
+    SECOND = "second"  # another value: does the resume's value or the session's win?
+    OMITTED = "omitted"  # nothing: does the session keep the value it was created with?
+
+
 class WorkerStage(StrEnum):
     """What a worker does around a step's actions; a failed one is reported as an action."""
 

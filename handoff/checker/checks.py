@@ -126,10 +126,10 @@ def _step_turns(history: ScenarioHistory, spec: Step, step: StepHistory, backend
         else:
             judged.append(_told(record.name, spec, facts, number, turn.answer, reached, turn.session_id))
     for failure in view.failures:  # turns the app was told failed
-        if failure.action not in (Action.TELL, Action.ASK) or failure.refused or failure.turn is None:
+        if failure.action not in (Action.TELL, Action.LOOK_UP, Action.ASK) or failure.refused or failure.turn is None:
             continue
         number = step.in_scenario(failure.turn)
-        if failure.action == Action.TELL:
+        if failure.action in (Action.TELL, Action.LOOK_UP):  # a look-up tells the fact through a tool
             judged.append(_told(record.name, spec, facts, number, None, FactSeen.NO_REQUEST, view.reported_session_id,
                                 Verdict.FAILED_LOUDLY, f"tell failed: {failure.message}", Basis.RUNTIME_ERROR))
             continue

@@ -79,6 +79,26 @@ def report_run(
     raise typer.Exit(judgement.exit_code())
 
 
+def resupply(
+    run_ref: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="A run id (or a unique part of it), "
+                                                     "or a run directory. Default: the latest run.")] = None,
+    runs_dir: RunsDirOption = None,
+) -> None:
+    """What the app must pass again on a resume (provider, model, tools, permission handler,
+    system message, working directory), as a Markdown table from a stored run of a scenario
+    that varies them, e.g. `handoff run resupply-on-resume && handoff resupply`."""
+    from handoff.app.execute import judged_again
+    from handoff.report import resupply as table
+
+    try:
+        record = judged_again(run_ref, runs_dir or RUNS_DIR, Command.RUN).record
+    except UserError as error:
+        raise fail(str(error), ExitCode.BAD_INPUT)
+    found = table.rows(record)
+    typer.echo(table.markdown(found))
+    raise typer.Exit(ExitCode.AS_EXPECTED if found else ExitCode.UNJUDGED)
+
+
 def diff_runs(
     before: Annotated[str, typer.Argument(metavar="RUN_A")],
     after: Annotated[str, typer.Argument(metavar="RUN_B")],

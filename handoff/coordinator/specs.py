@@ -29,5 +29,5 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         without_provider=step.provider == StepProvider.OMITTED, app_key=app_key, holds=holds,
         secrets={} if host.carries_environment else backend.secret_env(),
         runtime_version=step.runtime, sdk_version=step.sdk, turn_timeout=turn_timeout, known_good=known_good,
-        lease_clock=lease_clock, tools=step.tools,
+        lease_clock=lease_clock, tools=step.tools, settings=dict(step.settings),
     )

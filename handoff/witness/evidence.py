@@ -39,6 +39,10 @@ class Evidence:
     interaction: str | None = None
     tools_offered: tuple[str, ...] = ()
     tool_called: str | None = None
+    # What the request's system messages said of the app's settings: the app's note (a
+    # step's settings: system-message) and the working directory the runtime's prompt names.
+    app_note: str | None = None
+    working_directory: str | None = None
 
 
 class EvidenceLog:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 import threading
 import time
 import uuid
@@ -26,7 +27,16 @@ from urllib.parse import unquote as url_unquote
 from handoff.witness.answer import Reply, ToolCall, conversation, fact_places, message_text, reply_to
 from handoff.witness.evidence import Evidence, EvidenceLog
 from handoff.witness.relay import Relayed, relay
-from handoff.witness.tags import COMPACTION, FACT_HEADER, INTERACTION_HEADER, RUN_HEADER, SUMMARY_HEADER, TAG_HEADERS
+from handoff.witness.tags import (
+    COMPACTION,
+    FACT_HEADER,
+    INTERACTION_HEADER,
+    RUN_HEADER,
+    SUMMARY_HEADER,
+    SYSTEM_NOTE_PATTERN,
+    TAG_HEADERS,
+    WORKING_DIRECTORY_PATTERN,
+)
 from handoff.words import Summary
 
 MODEL_NAME = "handoff-witness"
@@ -51,6 +61,7 @@ def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, repl
     request it was, the tools it offered."""
     messages = body.get("messages") or []
     talk = conversation(messages)
+    system = "\n".join(message_text(m) for m in messages if m.get("role") == "system")
     stated = headers.get(FACT_HEADER)
     fact_sent, fact_in = None, ()
     if stated is not None:
@@ -70,7 +81,14 @@ def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, repl
         interaction=headers.get(INTERACTION_HEADER),
         tools_offered=tuple(_tool_names(body.get("tools"))),
         tool_called=tool_called,
+        app_note=_found(SYSTEM_NOTE_PATTERN, "value", system),
+        working_directory=_found(WORKING_DIRECTORY_PATTERN, "path", system),
     )
+
+
+def _found(pattern: re.Pattern[str], group: str, text: str) -> str | None:
+    match = pattern.search(text)
+    return match.group(group) if match else None
 
 
 def _tool_names(tools: Any) -> list[str]:

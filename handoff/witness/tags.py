@@ -3,6 +3,7 @@
 Their own module because the worker sets them and must not pay for importing the server.
 """
 
+import re
 from urllib.parse import quote as url_quote
 
 from handoff.fact import Fact
@@ -22,6 +23,12 @@ SUMMARY_HEADER = "x-handoff-summary"
 # conversation-user, conversation-compaction, or absent after a tool call).
 INTERACTION_HEADER = "x-interaction-type"
 COMPACTION = "conversation-compaction"
+# The note an app appends to the system prompt (a step's settings: system-message), and
+# how the witness finds it; and where the runtime's system prompt names the session's
+# working directory (measured on runtime 1.0.102).
+SYSTEM_NOTE = "App note: {value}."
+SYSTEM_NOTE_PATTERN = re.compile(r"App note: (?P<value>[\w-]+)\.")
+WORKING_DIRECTORY_PATTERN = re.compile(r"Current working directory: (?P<path>\S+)")
 # The run's secret: a witness started by `handoff run` hears only requests that carry it.
 RUN_HEADER = "x-handoff-run"
 RUN_TOKEN_VARIABLE = "HANDOFF_RUN_TOKEN"  # how the coordinator hands it to the witness it starts

@@ -39,7 +39,7 @@ from handoff.worker.model import model_source
 from handoff.worker.sdk import SDK_VERSION, Runtime
 from handoff.worker.sessions import GuardedSessions, Sessions
 from handoff.worker.store import DatabaseStore, open_store
-from handoff.worker.tools import app_tools
+from handoff.worker.tools import app_tools, session_options
 from handoff.words import TURN_ACTIONS, Action, AppTool, FaultPoint, TurnKind, WorkerStage
 
 Emit = Callable[[Any], None]
@@ -81,7 +81,8 @@ class Interpreter:
         # unless the step is there to show what happens when it is not.
         source = None if self.spec.without_provider else model_source(self.backend, self.spec.witness_url, self.spec.tags)
         return Runtime(self.runtime_path, str(self.home), source, files=self.store.files,
-                       tools=app_tools(self.spec.tools, self.fact))
+                       tools=app_tools(self.spec.tools, self.fact, self.spec.settings),
+                       options=session_options(self.spec.settings, source.model if source else None, self.home))
 
     async def run(self) -> bool:
         started = time.monotonic()

@@ -61,13 +61,15 @@ class CopilotService:
 @dataclass(frozen=True)
 class RegisteredTool:
     """A tool the app registers on create and resume: what the model is told of it and
-    what it answers. The SDK runs ``answer`` when the runtime asks for a call; a tool does
-    not ask for permission, so no handler's choice enters the measurement."""
+    what it answers. The SDK runs ``answer`` when the runtime asks for a call. A tool asks
+    for permission only when ``asks_permission`` (a step that measures the permission
+    handler); otherwise no handler's choice enters the measurement."""
 
     name: str
     description: str
     parameters: dict[str, Any]
     answer: Callable[[dict[str, Any]], str]
+    asks_permission: bool = False
 
     def sdk_tool(self) -> Tool:
         def handler(invocation: ToolInvocation) -> ToolResult:
@@ -75,7 +77,27 @@ class RegisteredTool:
             return ToolResult(text_result_for_llm=self.answer(arguments))
 
         return Tool(name=self.name, description=self.description, handler=handler, parameters=self.parameters,
-                    skip_permission=True)
+                    skip_permission=not self.asks_permission)
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """What the app passes on every create and resume besides the provider and its tools.
+    ``model`` None passes no model; ``system_note`` is appended to the runtime's system
+    prompt; ``approves`` False passes no permission handler at all."""
+
+    model: str | None
+    system_note: str | None = None
+    working_directory: str | None = None
+    approves: bool = True
+
+    def arguments(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "system_message": {"mode": "append", "content": self.system_note} if self.system_note else None,
+            "working_directory": self.working_directory,
+            "on_permission_request": PermissionHandler.approve_all if self.approves else None,
+        }
 
 
 @dataclass(frozen=True)
@@ -135,10 +157,12 @@ class Runtime:
     With ``files`` (session id -> SessionFiles), the session's files go through a
     SessionFs provider to the database instead of to the home directory. With no
     ``provider`` the runtime is given no model settings and no token at all. ``tools`` are
-    registered on every create and resume (None when there are none: the SDK's default)."""
+    registered on every create and resume (None when there are none: the SDK's default);
+    ``options`` are passed on each (by default: the provider's model, the SDK's defaults)."""
 
     def __init__(self, runtime_path: str, home: str, provider: Provider | CopilotService | None,
-                 files: Callable[[str], SessionFiles] | None = None, tools: tuple[RegisteredTool, ...] = ()):
+                 files: Callable[[str], SessionFiles] | None = None, tools: tuple[RegisteredTool, ...] = (),
+                 options: SessionOptions | None = None):
         session_fs = None
         if files is not None:
             session_fs = {"initial_working_directory": "/work", "session_state_path": STATE_ROOT, "conventions": "posix"}
@@ -149,7 +173,7 @@ class Runtime:
             use_logged_in_user=False,
             session_fs=session_fs,
         )
-        self._model = provider.model if provider else None
+        self._options = options or SessionOptions(model=provider.model if provider else None)
         self._provider_config = provider.config() if provider else None
         self._files = files
         self._fs_handler = (lambda session: _StoreProvider(files(session.session_id))) if files else None
@@ -166,23 +190,21 @@ class Runtime:
     async def create(self, session_id: str | None) -> CopilotSession:
         return await self._client.create_session(
             session_id=session_id,
-            model=self._model,
             provider=self._provider_config,
             streaming=False,
             tools=self._tools,
-            on_permission_request=PermissionHandler.approve_all,
             create_session_fs_handler=self._fs_handler,
+            **self._options.arguments(),
         )
 
     async def resume(self, session_id: str) -> CopilotSession:
         return await self._client.resume_session(
             session_id,
-            model=self._model,
             provider=self._provider_config,
             streaming=False,
             tools=self._tools,
-            on_permission_request=PermissionHandler.approve_all,
             create_session_fs_handler=self._fs_handler,
+            **self._options.arguments(),
         )
 
     @staticmethod

@@ -86,3 +86,52 @@ def test_the_sdk_runs_the_lookup_as_a_tool_handler():
 def test_a_look_up_prompt_names_the_tool_and_not_the_fact():
     prompt = Fact().lookup_prompt(LOOKUP)
     assert LOOKUP in prompt and not Fact().is_in(prompt)
+
+
+# settings: what else the app passes on create and resume
+
+
+@pytest.mark.parametrize("table, says", [
+    ('{ "colour" = "first" }', "has unknown setting 'colour'"),
+    ('{ "model" = "third" }', "model = 'third': choose one of first, second, omitted"),
+    ('{ "permission-handler" = "second" }', "the app has one handler"),
+    ('"model"', "field 'settings'"),
+])
+def test_a_bad_settings_field_names_the_step_and_the_field(tmp_path, table, says):
+    message = load_error(tmp_path, HEADER + TOOL_STEP + f"settings = {table}\n")
+    assert "step 'A'" in message and says in message
+
+
+def test_settings_load_in_a_fixed_order_and_travel_in_the_spec(tmp_path):
+    text = HEADER + TOOL_STEP + 'settings = { "working-directory" = "second", "model" = "omitted" }\n'
+    (loaded,) = load(write(tmp_path, text)).steps
+    assert loaded.settings == (("model", "omitted"), ("working-directory", "second"))
+    spec = worker_spec("demo", loaded, LocalHost("local"), "/h", None, fact=Fact(), backend=Backend(),
+                       runtime_path="/r", witness_url="http://w")
+    assert WorkerSpec.from_json(spec.to_json()).settings == {"model": "omitted", "working-directory": "second"}
+
+
+def test_the_nodejs_worker_passes_no_settings(tmp_path):
+    text = HEADER + '[[steps]]\nname = "A"\nactions = ["create", "tell"]\nsdk = "node@1.0.14"\nsettings = { "model" = "first" }\n'
+    assert "field 'settings' is set with sdk" in load_error(tmp_path, text)
+
+
+def test_session_options_follow_the_settings(tmp_path):
+    from handoff.witness.tags import SYSTEM_NOTE_PATTERN
+    from handoff.worker.tools import session_options
+
+    assert session_options({}, "m", tmp_path).arguments()["model"] == "m"
+    assert session_options({}, "m", tmp_path).arguments()["system_message"] is None
+    second = session_options({"model": "second", "system-message": "second", "working-directory": "second"}, "m",
+                             tmp_path)
+    assert second.model == "m-second" and (tmp_path / "workdir-second").is_dir()
+    assert SYSTEM_NOTE_PATTERN.search(second.system_note).group("value") == "second"
+    omitted = session_options({"model": "omitted", "permission-handler": "omitted"}, "m", tmp_path).arguments()
+    assert omitted["model"] is None and omitted["on_permission_request"] is None
+
+
+def test_tools_ask_for_permission_only_when_the_handler_is_measured():
+    from handoff.worker.tools import app_tools
+
+    assert app_tools((LOOKUP,), Fact())[0].sdk_tool().skip_permission is True
+    assert app_tools((LOOKUP,), Fact(), {"permission-handler": "omitted"})[0].sdk_tool().skip_permission is False

@@ -203,3 +203,12 @@ def test_a_summary_header_that_is_neither_keep_nor_drop_is_refused(server):
     with pytest.raises(urllib.error.HTTPError) as refused:
         post(server, *compaction_request([], "sometimes"))
     assert refused.value.code == 400
+
+
+def test_the_record_keeps_the_apps_note_and_the_working_directory_the_system_prompt_names():
+    system = {"role": "system", "content": "You are GitHub Copilot.\n* Current working directory: /h/workdir-first\n"
+                                           "App note: first."}
+    evidence, _ = witness({"messages": [system, user(FACT.question_prompt)]}, fact_header())
+    assert (evidence.app_note, evidence.working_directory) == ("first", "/h/workdir-first")
+    bare, _ = witness({"messages": [user(FACT.question_prompt)]}, fact_header())
+    assert (bare.app_note, bare.working_directory) == (None, None)

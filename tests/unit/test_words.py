@@ -30,6 +30,8 @@ STORED = {
     words.Summary: ("keep", "drop"),
     words.FactPlace: ("user", "tool", "summary", "system", "assistant"),
     words.AppTool: ("lookup_favourite",),
+    words.AppSetting: ("model", "system-message", "working-directory", "permission-handler"),
+    words.SettingValue: ("first", "second", "omitted"),
 }
 
 
