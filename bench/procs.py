@@ -27,13 +27,13 @@ import msgspec
 import psutil
 
 from handoff import protocol
-from handoff.coordinator.step_driver import WORKER_EXIT_GRACE_SECONDS
 from handoff.hosts.base import Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
 from handoff.runs.record import RunRecord
 from handoff.runtime_locator import locate_runtime
 from handoff.witness.launch import start_witness
+from handoff.worker_process import WorkerProcess
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CLI_GRACE_SECONDS = 30.0  # a `handoff run` given SIGTERM removes its namespaces, then exits
@@ -217,48 +217,28 @@ class Bench:
         the coordinator does; ``on_spawn(pid)`` lets a caller sample the process's memory;
         ``launch`` starts it with another SDK's interpreter or another runtime's cache.
         With ``host`` (a simulated host), the host starts it as the step driver has it do,
-        with ``home`` (a directory here) as the host's home."""
+        with ``home`` (a directory here) as the host's home. It is run (fed, read, timed,
+        killed and reaped) as the step driver runs one: handoff/worker_process.py."""
         workdir = self.new_dir("worker")
-        with (workdir / "stderr").open("wb") as stderr:
-            spawned_wall, started = time.time(), time.monotonic()
-            if host is not None:
-                process = await host.start_worker(self.tracker, home, stderr, workdir)
-            elif forked:
-                process = await (await self.zygote()).fork(worker_env(), workdir, stderr)
-            else:
-                process = await self.tracker.spawn(
-                    *launch.command(), stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=workdir, env=launch.environment(worker_env()))
-            if on_spawn:
-                on_spawn(process.pid)
-            run = WorkerRun(Finished(None, 0.0, spawned_wall))
-            try:
-                process.stdin.write(spec_json)
-                await process.stdin.drain()
-                process.stdin.close()
-                await asyncio.wait_for(self._read_events(process, run.events), timeout)
-                # A worker forked into a namespace host has an outer process that passes the
-                # inner one's exit status on a moment after its output ends (as the step driver waits).
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(process.wait(), WORKER_EXIT_GRACE_SECONDS)
-            except asyncio.TimeoutError:
-                run.finished.timed_out = True
-            except BaseException:
-                self.tracker.kill_tree(process.pid)
-                raise
-            finally:
-                self.tracker.kill_tree(process.pid)  # a finished worker is gone already
-                run.finished.exit_code = await process.wait()
-                self.tracker.forget(process.pid)
-            run.finished.wall_ms = (time.monotonic() - started) * 1000
-        run.finished.stderr_tail = (workdir / "stderr").read_text(errors="replace")[-1500:]
-        return run
 
-    @staticmethod
-    async def _read_events(process: asyncio.subprocess.Process, events: list[protocol.Event]) -> None:
-        async for raw in process.stdout:
-            with contextlib.suppress(protocol.ProtocolViolation):
-                events.append(protocol.decode(raw))
+        async def start(stderr) -> asyncio.subprocess.Process:
+            if host is not None:
+                return await host.start_worker(self.tracker, home, stderr, workdir)
+            if forked:
+                return await (await self.zygote()).fork(worker_env(), workdir, stderr)
+            return await self.tracker.spawn(
+                *launch.command(), stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=workdir, env=launch.environment(worker_env()))
+
+        spawned_wall, started = time.time(), time.monotonic()
+        async with WorkerProcess.started(self.tracker, workdir / "stderr", start) as worker:
+            if on_spawn:
+                on_spawn(worker.pid)
+            await worker.feed(spec_json, close=True)
+            await worker.run(timeout)
+        finished = Finished(worker.exit_code, (time.monotonic() - started) * 1000, spawned_wall,
+                            timed_out=worker.timed_out, stderr_tail=worker.stderr_tail(1500))
+        return WorkerRun(finished, worker.said.events)
 
     # -- the end ---------------------------------------------------------------------------
 

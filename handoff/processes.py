@@ -173,7 +173,7 @@ class ProcessTracker:
         self._running: dict[int, asyncio.subprocess.Process] = {}
         self._companions: dict[int, Callable[[], int | None]] = {}
         # What the processes killed with each tree had used: a killed worker cannot report
-        # its own and its runtime's CPU, so the kill notes it (handoff/coordinator/step_driver.py).
+        # its own and its runtime's CPU, so the kill notes it (read by handoff/worker_process.py).
         self.cpu_when_killed: dict[int, Cpu] = {}
         self._started_at = time.time()
         become_subreaper()

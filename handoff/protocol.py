@@ -261,15 +261,34 @@ def decode(line: bytes | str) -> Event:
         raise ProtocolViolation(str(error)) from None
 
 
-def decode_all(lines: list[str]) -> tuple[list[Event], list[str]]:
-    """The events of a step's stdout lines, and a description of each line that is not one."""
-    events, problems = [], []
-    for number, line in enumerate(lines, 1):
+class Stdout:
+    """A worker's stdout lines, each decoded once as it is added: the lines as it wrote
+    them, its events, and a description of each line that is not one (a blank line is
+    neither)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.events: list[Event] = []
+        self.problems: list[str] = []
+
+    def add(self, line: str) -> Event | None:
+        """Keep ``line``; its event, or None when it is not one."""
+        self.lines.append(line)
         if not line.strip():
-            continue
+            return None
         try:
-            events.append(decode(line))
+            event = decode(line)
         except ProtocolViolation as violation:
             shown = line if len(line) <= 80 else line[:79] + "…"
-            problems.append(f"line {number} is not a protocol event ({violation}): {shown!r}")
-    return events, problems
+            self.problems.append(f"line {len(self.lines)} is not a protocol event ({violation}): {shown!r}")
+            return None
+        self.events.append(event)
+        return event
+
+
+def decode_all(lines: list[str]) -> tuple[list[Event], list[str]]:
+    """The events of a step's stdout lines, and a description of each line that is not one."""
+    said = Stdout()
+    for line in lines:
+        said.add(line)
+    return said.events, said.problems

@@ -1,7 +1,8 @@
 """The step driver: one step, start to end, on one host.
 
 It starts the step's worker on its host, feeds it its spec, reads its events line by
-line until the worker's stdout ends, and keeps every line as the worker wrote it. It
+line until the worker's stdout ends, and keeps every line as the worker wrote it, with
+its event (all through handoff/worker_process.py, as the bench runs its workers). It
 owns the step's time limit and the step's fault points, where the scenario's nemesis
 (nemesis.py) injects the step's faults: before the worker starts; while the model
 answers turn N (the witness holds that answer until the faults are in); and wherever the
@@ -24,12 +25,12 @@ from handoff.coordinator.nemesis import Nemesis
 from handoff.faults.base import Fault, FaultTarget
 from handoff.hosts.base import Host, Launch
 from handoff.processes import ProcessTracker
-from handoff.protocol import RELEASE, Holding, ProtocolViolation, WorkerSpec, decode
+from handoff.protocol import RELEASE, Event, Holding, WorkerSpec
 from handoff.runs.record import StepRecord
 from handoff.witness.control import WitnessControl
 from handoff.words import TURN_POINTS, FaultPoint
+from handoff.worker_process import WorkerProcess
 
-WORKER_EXIT_GRACE_SECONDS = 5.0  # from a worker's last output to its exit, which normally takes milliseconds
 STDERR_KEPT = 2000  # characters of a worker's stderr kept in the record
 FULL_DISK_BYTES = 1 << 20  # less free space than this at a step's end is worth a note
 
@@ -63,59 +64,44 @@ class StepDriver:
         await self.nemesis.prepare(faults, target)
         await self.nemesis.inject(faults, FaultPoint.BEFORE_STEP, None, target, record)
         mid_turn = [fault for fault in faults if fault.at == FaultPoint.MID_TURN]
-        stderr_path = inside(workdir, f"worker-{spec.step}.stderr")
-        with stderr_path.open("wb") as stderr:
-            for fault in mid_turn:
-                await self.witness.hold(spec.scenario, spec.step, fault.turn)
-            process = await host.start_worker(self.tracker, home, stderr, workdir / "cwd", launch)
-            target.process = process
-            watchers = [asyncio.create_task(self._while_answering(spec, fault, faults, target, record))
-                        for fault in mid_turn]
-            try:
-                process.stdin.write(spec.to_json())
-                await process.stdin.drain()
+        for fault in mid_turn:
+            await self.witness.hold(spec.scenario, spec.step, fault.turn)
+        worker = None
+        try:
+            async with WorkerProcess.started(
+                    self.tracker, inside(workdir, f"worker-{spec.step}.stderr"),
+                    lambda stderr: host.start_worker(self.tracker, home, stderr, workdir / "cwd", launch)) as worker:
+                record.lines = worker.said.lines  # kept as they come, whatever ends the step
+                target.process = worker.process
+                watchers = [asyncio.create_task(self._while_answering(spec, fault, faults, target, record))
+                            for fault in mid_turn]
                 try:
-                    await asyncio.wait_for(self._read(process, record, faults, target), self.timeout)
-                except asyncio.TimeoutError:
-                    record.timed_out = True
-                else:
-                    # Its output has ended; a forked host worker's outer process may need a
-                    # moment more to pass the exit status on. Whatever is left then is killed.
-                    with contextlib.suppress(asyncio.TimeoutError):
-                        await asyncio.wait_for(process.wait(), WORKER_EXIT_GRACE_SECONDS)
-            finally:
-                for watcher in watchers:
-                    watcher.cancel()
-                with contextlib.suppress(OSError, RuntimeError):
-                    process.stdin.close()
-                self.tracker.kill_tree(process.pid)
-                record.exit_code = await process.wait()
-                record.killed_cpu_s = self.tracker.cpu_when_killed.get(process.pid)
-                self.tracker.forget(process.pid)
-                for fault in mid_turn:  # no answer stays held after its step
-                    with contextlib.suppress(OSError):
-                        await self.witness.release(spec.scenario, spec.step, fault.turn)
+                    await worker.feed(spec.to_json())
+                    await worker.run(self.timeout, lambda event: self._heard(event, worker, faults, target, record))
+                finally:
+                    for watcher in watchers:
+                        watcher.cancel()
+        finally:
+            if worker is not None:  # it started, and is reaped now
+                record.heard(worker.said)
+                record.timed_out, record.exit_code, record.killed_cpu_s = (worker.timed_out, worker.exit_code,
+                                                                           worker.killed_cpu)
+            for fault in mid_turn:  # no answer stays held after its step
+                with contextlib.suppress(OSError):
+                    await self.witness.release(spec.scenario, spec.step, fault.turn)
         await self.nemesis.step_ended(record)
-        record.stderr_tail = stderr_path.read_text(errors="replace")[-STDERR_KEPT:]
+        record.stderr_tail = worker.stderr_tail(STDERR_KEPT)
         record.notes.extend(_full_disks(workdir, home))
         record.ended_at = time.time()
         return record
 
-    async def _read(self, process, record: StepRecord, faults: tuple[Fault, ...], target: FaultTarget) -> None:
-        async for raw in process.stdout:
-            line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            record.lines.append(line)
-            try:
-                event = decode(line)
-            except ProtocolViolation:
-                continue  # kept as it came; the checker reports it as this step's protocol error
-            if isinstance(event, Holding):
-                turn = event.turn if event.point in TURN_POINTS else None  # "hold" is a place, not a turn
-                await self.nemesis.inject(faults, event.point, turn, target, record)
-                if process.returncode is None:  # a worker that was not killed goes on
-                    with contextlib.suppress(OSError, RuntimeError):
-                        process.stdin.write(RELEASE)
-                        await process.stdin.drain()
+    async def _heard(self, event: Event, worker: WorkerProcess, faults: tuple[Fault, ...], target: FaultTarget,
+                     record: StepRecord) -> None:
+        """A worker that says ``holding`` gets its faults, then (if it was not killed) goes on."""
+        if isinstance(event, Holding):
+            turn = event.turn if event.point in TURN_POINTS else None  # "hold" is a place, not a turn
+            await self.nemesis.inject(faults, event.point, turn, target, record)
+            await worker.tell(RELEASE)
 
     async def _while_answering(self, spec: WorkerSpec, fault: Fault, faults: tuple[Fault, ...], target: FaultTarget,
                                record: StepRecord) -> None:

@@ -33,6 +33,7 @@ from handoff.protocol import (
     Finished,
     Holding,
     Ready,
+    Stdout,
     Turn,
     decode_all,
 )
@@ -85,15 +86,23 @@ class StepRecord(msgspec.Struct, dict=True):
             kept = self.__dict__["_view"] = StepEvents(self)
         return kept
 
+    def heard(self, said: Stdout) -> None:
+        """Keep a worker's stdout as its driver read it, each line decoded as it came:
+        :meth:`view` gives those events, without decoding the lines again."""
+        self.lines = said.lines
+        self.__dict__["_view"] = StepEvents(self, said)
+
 
 class StepEvents:
-    """A step's events, decoded once, with the questions the checker asks of them. The
-    one place a worker's stdout lines become the protocol's typed events."""
+    """A step's events, decoded once, with the questions the checker asks of them: as the
+    step driver read them, or (a stored run, a lab run) when first asked for. Either way a
+    worker's stdout lines become the protocol's typed events in one place,
+    :class:`handoff.protocol.Stdout`."""
 
-    def __init__(self, record: StepRecord):
+    def __init__(self, record: StepRecord, said: Stdout | None = None):
         self.record = record
         self._lines, self._count = record.lines, len(record.lines)
-        self.events, self.problems = decode_all(record.lines)
+        self.events, self.problems = (said.events, said.problems) if said is not None else decode_all(record.lines)
 
     def read(self, lines: list[str]) -> bool:
         """Whether these events are those of ``lines`` as they are now."""
