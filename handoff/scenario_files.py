@@ -210,9 +210,10 @@ def _settings(read: _Reader) -> tuple[tuple[str, str], ...]:
 def _step_rules(read: _Reader, step: Step, scenario_id: str | None) -> None:
     """What a step's fields need of each other."""
     for field_name in ("runtime", "sdk"):
-        if getattr(step, field_name) and step.host != HostKind.LOCAL:
+        elsewhere = step.host != HostKind.LOCAL and not (field_name == "sdk" and is_node(step.sdk))
+        if getattr(step, field_name) and elsewhere:
             raise read.fail(field_name, f"is set on host '{step.host}': other runtime and SDK versions run on host "
-                                        f"'local' only")
+                                        f"'local' only (the Node.js SDK also on a namespace host)")
     if is_node(step.sdk):
         _node_rules(read, step)
     if step.after == LEASE_EXPIRED and not step.guarded:

@@ -40,6 +40,11 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         return "a fault while the model answers needs the witness or the relay to hold the answer (not the Copilot service)"
     if any(KINDS[plan.kind].needs == Needs.POSTGRES for plan in plans) and settings.store_url:
         return "a store outage stops the run's own PostgreSQL; a server named with --store is not the tool's to stop"
+    for step in scenario.steps:
+        kind = scenario.hosts.get(step.host, HostKind.LOCAL)
+        if versions.is_node(step.sdk) and (kind not in NODE_HOSTS or step.host in settings.remote_hosts):
+            return (f"step '{step.name}': the Node.js worker runs on host 'local' or a namespace host, not on "
+                    f"'{step.host}' ({'ssh' if step.host in settings.remote_hosts else kind})")
     for name, kind in scenario.hosts.items():
         if name in settings.remote_hosts:
             continue
@@ -51,6 +56,12 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         if problem:
             return f"host '{name}' ({kind}): {problem}"
     return None
+
+
+# Where the Node.js worker can start: spawned here, or here inside a namespace host's view.
+# An SSH host starts `python -m handoff.worker` with its own interpreter, and the
+# containers' worker image has no Node.js SDK installed.
+NODE_HOSTS = (HostKind.LOCAL, HostKind.NAMESPACE)
 
 
 def step_versions(step: Step) -> tuple[Launch, Path | None]:

@@ -105,7 +105,8 @@ class Host(ABC):
                            launch: Launch = Launch()) -> asyncio.subprocess.Process:
         """Start a worker whose sessions live in ``store`` (a directory on this machine,
         or, on a container host, what stands for a volume). Only ``local`` takes another
-        SDK or runtime in ``launch`` (the scenario loader refuses versions on other hosts)."""
+        SDK or runtime in ``launch``, and ``namespace`` the Node.js worker (the scenario loader
+        refuses versions on other hosts; placement skips a Node.js step on them)."""
 
     @abstractmethod
     def home(self, store: Path) -> str:

@@ -125,6 +125,9 @@ class NamespaceHost(Host):
         return {**worker_env(self.passed_env, USER_INSIDE), "TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}
 
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path, launch: Launch = Launch()):
+        if launch.node_worker is not None:  # the Node.js worker: spawned, as no fork of the zygote can run it
+            argv, env = self.enter({"home": store}, *launch.command())
+            return await tracker.spawn(*argv, stderr=stderr, env=env, **PIPES)
         if self.zygote is not None:
             return await self.zygote.fork(self._worker_env(), Path(USER_INSIDE), stderr, host=self.entry({"home": store}))
         argv, env = self.enter({"home": store}, sys.executable, "-m", "handoff.worker")

@@ -142,3 +142,28 @@ def test_an_expected_cells_rule_may_name_the_node_sdk(tmp_path):
     rules = load_rules(path)
     assert expectation(rules, Pair("1.0.102", "1.0.25"), Pair("1.0.102", "node@1.0.14")).expect == "lost"
     assert expectation(rules, Pair("1.0.102", "node@1.0.14"), Pair("1.0.102", "1.0.25")).expect == "kept"
+
+
+def test_a_node_step_may_run_on_a_namespace_host_and_is_skipped_where_it_cannot(tmp_path):
+    from types import SimpleNamespace
+
+    from handoff.coordinator.placement import why_not_runnable
+    from handoff.protocol import Backend
+
+    def on(kind: str) -> str:
+        path = tmp_path / f"{kind}.toml"
+        path.write_text(HEADER + f'[hosts]\nb = "{kind}"\n' + STEP_A
+                        + '[[steps]]\nname = "B"\nhost = "b"\nsdk = "node@1.0.14"\nactions = ["resume", "ask"]\n'
+                          'expect = "kept"\n')
+        return load(path)
+
+    services = SimpleNamespace(settings=SimpleNamespace(remote_hosts={}, backend=Backend(), store_url=None))
+    assert on("namespace").steps[1].host == "b"
+    for kind in ("ssh", "container"):
+        reason = why_not_runnable(on(kind), services)
+        assert reason == f"step 'B': the Node.js worker runs on host 'local' or a namespace host, not on 'b' ({kind})"
+    path = tmp_path / "runtime.toml"
+    path.write_text(HEADER + '[hosts]\nb = "namespace"\n' + STEP_A.replace('name = "A"', 'name = "A"\nhost = "b"\nruntime = "1.0.92"'))
+    with pytest.raises(UserError, match=r"field 'runtime' is set on host 'b': other runtime and SDK versions run on host "
+                                        r"'local' only \(the Node.js SDK also on a namespace host\)"):
+        load(path)
