@@ -167,7 +167,7 @@ class ActionDone(_Event, tag="action"):
     session_id: str | None
     ms: int
     found: bool | None = None  # metadata: did get_session_metadata return anything
-    summary: str | None = None  # metadata: its summary
+    summary: str | None = None  # metadata: its summary; compact: the summary that replaced the history
     listed: tuple[str, ...] | None = None  # list, resume-most-recent: the ids listed
     registered: tuple[str, ...] | None = None  # discover: the ids the registry lists
     reused: bool = False  # a guarded create that continued an existing session

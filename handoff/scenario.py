@@ -109,6 +109,7 @@ class Step:
     # (AppSetting, SettingValue) pairs the worker passes on create and resume; a setting
     # left out is passed as the tool always passes it (the SDK's default, the model named)
     settings: tuple[tuple[str, str], ...] = ()
+    summary: str | None = None  # what the witness's compaction summary keeps (Summary); None: keep
 
     @property
     def asks(self) -> bool:

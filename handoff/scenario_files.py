@@ -34,6 +34,7 @@ from handoff.words import (
     StepProvider,
     StepSession,
     StoreKind,
+    Summary,
     turns_in,
 )
 
@@ -140,7 +141,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
                                 f"to let the session's lease run out first, write after = \"{LEASE_EXPIRED}\"")
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
-                         "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings"})
+                         "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings", "summary"})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -164,6 +165,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         loaded_all_events=read.get("loaded_all_events", bool, None),
         tools=_tools(read),
         settings=_settings(read),
+        summary=read.get("summary", str, None, tuple(Summary)),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER, any(s.host == step.host for s in earlier))

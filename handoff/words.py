@@ -100,6 +100,7 @@ class Action(StrEnum):
     LOOK_UP = "look-up"  # turn (a tell): ask the model to fetch the fact with the app's lookup tool
     ASK = "ask"  # turn: ask the model which value was the favourite
     CLOSE = "close"  # close (disconnect) the open session, which writes session.shutdown
+    COMPACT = "compact"  # compact the open session's history now (session.history.compact, as /compact does)
     METADATA = "metadata"  # get_session_metadata for the id passed along
     LIST = "list"  # list_sessions
     DISCOVER = "discover"  # take the most recently active session id from the store's registry

@@ -7,7 +7,7 @@ from handoff.fact import Fact
 from handoff.hosts.base import Host
 from handoff.protocol import Backend, Hold, WorkerSpec
 from handoff.scenario import Step
-from handoff.witness.tags import request_tags
+from handoff.witness.tags import SUMMARY_HEADER, request_tags
 from handoff.words import StepProvider
 
 
@@ -24,7 +24,8 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         runtime_path="" if host.has_own_runtime else runtime_path,
         home=home, witness_url=witness_url, fact_value=fact.value, fact_topic=fact.topic, actions=step.actions,
         backend=backend, session_id=session_id,
-        tags=request_tags(scenario, step.name, host.name, fact, run_token),
+        tags={**request_tags(scenario, step.name, host.name, fact, run_token),
+              **({SUMMARY_HEADER: step.summary} if step.summary else {})},
         store=store_url, owner=step.principal, guarded=step.guarded, reuse=step.reuse, registry=registry_url,
         without_provider=step.provider == StepProvider.OMITTED, app_key=app_key, holds=holds,
         secrets={} if host.carries_environment else backend.secret_env(),

@@ -138,7 +138,7 @@ class Interpreter:
         return True
 
     async def _do(self, action: str) -> bool:
-        needs_session = action in TURN_ACTIONS or action == Action.CLOSE
+        needs_session = action in TURN_ACTIONS or action in (Action.CLOSE, Action.COMPACT)
         if needs_session and self.session is None:
             self.emit(Skipped(t=time.time(), action=action, reason="no open session"))
             return False
@@ -204,6 +204,12 @@ class Interpreter:
     async def _close(self) -> None:
         session, self.session = self.session, None
         await self.sessions.close(session, self.session_id)
+
+    async def _compact(self) -> dict:
+        """The runtime asks the model for a summary and replaces the history with it; the
+        event reports the summary (the protocol's ``summary``, as metadata's is)."""
+        _, summary = await self.runtime.compact(self.session)
+        return {"summary": summary}
 
     async def _concurrent_resume_and_ask(self) -> None:
         """While this worker's session is open, a second runtime resumes the same id and

@@ -215,6 +215,15 @@ class Runtime:
         return getattr(reply.data, "content", None) if reply else None
 
     @staticmethod
+    async def compact(session: CopilotSession) -> tuple[int, str | None]:
+        """Compact the session's history now, as /compact does: how many messages it
+        removed, and the summary the model wrote, which replaces them."""
+        result = await session.rpc.history.compact()
+        if not result.success:
+            raise RuntimeError("the runtime says the compaction did not succeed")
+        return result.messages_removed, result.summary_content
+
+    @staticmethod
     async def close(session: CopilotSession) -> None:
         await session.disconnect()
 

@@ -135,3 +135,33 @@ def test_tools_ask_for_permission_only_when_the_handler_is_measured():
 
     assert app_tools((LOOKUP,), Fact())[0].sdk_tool().skip_permission is True
     assert app_tools((LOOKUP,), Fact(), {"permission-handler": "omitted"})[0].sdk_tool().skip_permission is False
+
+
+# compaction: the action and what the witness's summary is to keep
+
+
+def test_a_step_says_what_the_compaction_summary_keeps_and_its_spec_tells_the_witness(tmp_path):
+    from handoff.witness.tags import SUMMARY_HEADER
+
+    text = HEADER + TOOL_STEP.replace('"look-up", "close"', '"look-up", "compact", "close"') + 'summary = "drop"\n'
+    (loaded,) = load(write(tmp_path, text)).steps
+    assert loaded.summary == "drop" and Action.COMPACT in loaded.actions and turns_in(loaded.actions) == 1
+    spec = worker_spec("demo", loaded, LocalHost("local"), "/h", None, fact=Fact(), backend=Backend(),
+                       runtime_path="/r", witness_url="http://w")
+    assert spec.tags[SUMMARY_HEADER] == "drop"
+    plain = load(write(tmp_path, HEADER + TOOL_STEP, name="plain")).steps[0]
+    assert SUMMARY_HEADER not in worker_spec("demo", plain, LocalHost("local"), "/h", None, fact=Fact(),
+                                             backend=Backend(), runtime_path="/r", witness_url="http://w").tags
+
+
+def test_a_summary_other_than_keep_or_drop_is_refused(tmp_path):
+    message = load_error(tmp_path, HEADER + TOOL_STEP + 'summary = "some"\n')
+    assert "field 'summary'" in message and "keep" in message
+
+
+def test_the_compaction_rung_files_load():
+    expected = {"compaction-tool-fact-kept": ("keep", "kept"), "compaction-tool-fact-dropped": ("drop", "lost"),
+                "compaction-told-fact-survives": ("drop", "kept")}
+    for name, (summary, verdict) in expected.items():
+        first, resumed = load(SCENARIO_DIR / f"{name}.toml").steps
+        assert Action.COMPACT in first.actions and first.summary == summary and resumed.expect == verdict

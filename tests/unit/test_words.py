@@ -15,7 +15,7 @@ STORED = {
     words.TurnKind: ("tell", "ask"),
     words.NoTurn: ("step", "scenario"),
     words.Action: ("mint", "mint-for-key", "create", "create-without-id", "resume", "resume-most-recent", "tell",
-                   "look-up", "ask", "close", "metadata", "list", "discover", "concurrent-resume-and-ask", "hold", "restart-runtime"),
+                   "look-up", "ask", "close", "compact", "metadata", "list", "discover", "concurrent-resume-and-ask", "hold", "restart-runtime"),
     words.WorkerStage: ("read-spec", "start", "stop"),
     words.HomeKind: ("shared", "own", "copied", "anonymous", "restarted"),
     words.StoreKind: ("home", "sqlite", "postgres"),
