@@ -17,7 +17,7 @@ VERDICT_CORE = ["handoff/checker/checks.py", "handoff/checker/losses.py", "hando
                 "handoff/words.py", "handoff/guard/ids.py", "handoff/guard/gate.py", "handoff/guard/receipt.py",
                 "handoff/guard/compat.py", "handoff/eventlog.py", "handoff/fact.py", "handoff/witness/answer.py",
                 "handoff/report/outcomes.py", "handoff/report/ladder.py", "handoff/report/terminal.py",
-                "handoff/report/skew_grid.py", "handoff/report/diff.py"]
+                "handoff/report/skew_grid.py", "handoff/report/diff.py", "handoff/runs/history.py"]
 
 
 def main() -> int:
