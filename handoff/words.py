@@ -140,6 +140,7 @@ class AppSetting(StrEnum):
     SYSTEM_MESSAGE = "system-message"  # an app's note appended to the runtime's system prompt
     WORKING_DIRECTORY = "working-directory"
     PERMISSION_HANDLER = "permission-handler"  # with it set, the app's tools ask for permission
+    MEMORY = "memory"  # the SDK's memory: first puts memories in the system prompt, second in user messages
 
 
 class SettingValue(StrEnum):

@@ -16,7 +16,7 @@ from handoff.runs.history import RunHistory, ScenarioHistory, StepHistory
 from handoff.runs.record import RunRecord
 from handoff.scenario import Step
 from handoff.witness.evidence import Evidence
-from handoff.words import AppSetting, ReplyKind, SettingValue, StepProvider
+from handoff.words import RESUMING_ACTIONS, AppSetting, ReplyKind, SettingValue, StepProvider
 
 RESIDENT = "the session keeps it"
 RESUPPLY = "the resume must pass it again"
@@ -49,7 +49,10 @@ def rows(record: RunRecord) -> list[Row]:
 
 
 def _varied(first: Step, step: Step) -> tuple[str, str] | None:
-    """The one setting ``step`` passes otherwise than ``first``, and how: omitted or changed."""
+    """The one setting ``step`` passes otherwise than ``first``, and how: omitted or changed
+    (None for a step that does not resume ``first``'s session, or varies none or several)."""
+    if not any(action in RESUMING_ACTIONS for action in step.actions):
+        return None
     if step.provider == StepProvider.OMITTED:
         return "provider", SettingValue.OMITTED
     if first.tools and not step.tools:

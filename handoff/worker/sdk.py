@@ -84,15 +84,18 @@ class RegisteredTool:
 class SessionOptions:
     """What the app passes on every create and resume besides the provider and its tools.
     ``model`` None passes no model; ``system_note`` is appended to the runtime's system
-    prompt; ``approves`` False passes no permission handler at all."""
+    prompt; ``approves`` False passes no permission handler at all; ``memory_mode`` turns
+    the session's memory on, its memories placed in the system prompt or user messages."""
 
     model: str | None
     system_note: str | None = None
     working_directory: str | None = None
     approves: bool = True
+    memory_mode: str | None = None  # "system-prompt" | "user-prompt"
 
     def arguments(self) -> dict[str, Any]:
         return {
+            "memory": {"enabled": True, "mode": self.memory_mode} if self.memory_mode else None,
             "model": self.model,
             "system_message": {"mode": "append", "content": self.system_note} if self.system_note else None,
             "working_directory": self.working_directory,

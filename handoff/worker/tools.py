@@ -38,6 +38,7 @@ def _built(tool: AppTool, fact: Fact, asks_permission: bool) -> RegisteredTool:
 # another name.
 WORKING_DIRECTORY = "workdir-{value}"
 SECOND_MODEL = "{model}-second"
+MEMORY_MODES = {SettingValue.FIRST: "system-prompt", SettingValue.SECOND: "user-prompt"}
 
 
 def session_options(settings: dict[str, str], model: str | None, home: Path) -> SessionOptions:
@@ -62,4 +63,5 @@ def session_options(settings: dict[str, str], model: str | None, home: Path) -> 
         system_note=SYSTEM_NOTE.format(value=note) if note in (SettingValue.FIRST, SettingValue.SECOND) else None,
         working_directory=str(working_directory) if working_directory else None,
         approves=value(AppSetting.PERMISSION_HANDLER) != SettingValue.OMITTED,
+        memory_mode=MEMORY_MODES.get(value(AppSetting.MEMORY)),
     )

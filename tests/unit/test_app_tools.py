@@ -127,7 +127,10 @@ def test_session_options_follow_the_settings(tmp_path):
     assert second.model == "m-second" and (tmp_path / "workdir-second").is_dir()
     assert SYSTEM_NOTE_PATTERN.search(second.system_note).group("value") == "second"
     omitted = session_options({"model": "omitted", "permission-handler": "omitted"}, "m", tmp_path).arguments()
-    assert omitted["model"] is None and omitted["on_permission_request"] is None
+    assert omitted["model"] is None and omitted["on_permission_request"] is None and omitted["memory"] is None
+    assert session_options({"memory": "first"}, "m", tmp_path).arguments()["memory"] == {"enabled": True,
+                                                                                        "mode": "system-prompt"}
+    assert session_options({"memory": "second"}, "m", tmp_path).memory_mode == "user-prompt"
 
 
 def test_tools_ask_for_permission_only_when_the_handler_is_measured():

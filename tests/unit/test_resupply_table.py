@@ -70,6 +70,12 @@ def test_each_varied_setting_is_one_row_with_what_the_session_used():
     assert table.startswith("| setting | on resume |") and table.count("\n") == 8
 
 
+def test_a_step_that_creates_another_session_is_no_row():
+    run = record((Step("A", ("create", "tell"), settings=(("memory", "first"),)), []),
+                 (Step("C", ("create", "ask"), session="unknown", settings=(("memory", "second"),), expect="lost"), []))
+    assert rows(run) == []
+
+
 def test_a_run_that_varies_no_setting_says_how_to_make_one():
     run = record((Step("A", ("create", "tell")), []), (Step("B", ("resume", "ask"), expect="kept"), []))
     assert rows(run) == []

@@ -30,7 +30,7 @@ STORED = {
     words.Summary: ("keep", "drop"),
     words.FactPlace: ("user", "tool", "summary", "system", "assistant"),
     words.AppTool: ("lookup_favourite",),
-    words.AppSetting: ("model", "system-message", "working-directory", "permission-handler"),
+    words.AppSetting: ("model", "system-message", "working-directory", "permission-handler", "memory"),
     words.SettingValue: ("first", "second", "omitted"),
 }
 
