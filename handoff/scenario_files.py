@@ -304,6 +304,9 @@ def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
     turns = turns_in(step.actions)
     for plan in step.faults:
         rules = KINDS[plan.kind]
+        if plan.at == FaultPoint.INSIDE_TOOL and not step.tools:
+            raise read.fail("faults", f"has a {plan.kind} at \"inside-tool\", but the step registers no tool: "
+                                      f"give it tools = [\"lookup_favourite\"] and a look-up turn")
         if plan.at in TURN_POINTS and plan.turn > turns:
             raise read.fail("faults", f"has a {plan.kind} at turn {plan.turn}, but the step takes {turns} turn(s)")
         if plan.at == FaultPoint.HOLD and Action.HOLD not in step.actions:

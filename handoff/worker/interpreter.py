@@ -81,7 +81,7 @@ class Interpreter:
         # unless the step is there to show what happens when it is not.
         source = None if self.spec.without_provider else model_source(self.backend, self.spec.witness_url, self.spec.tags)
         return Runtime(self.runtime_path, str(self.home), source, files=self.store.files,
-                       tools=app_tools(self.spec.tools, self.fact, self.spec.settings),
+                       tools=app_tools(self.spec.tools, self.fact, self.spec.settings, self._hold_inside_tool),
                        options=session_options(self.spec.settings, source.model if source else None, self.home))
 
     async def run(self) -> bool:
@@ -267,6 +267,13 @@ class Interpreter:
             await self.holds.wait(FaultPoint.INSIDE_WRITE, turn, self.session_id, during=f"append to {path}")
 
         files.hold_before_commit = hold
+
+    async def _hold_inside_tool(self) -> None:
+        """Called as the app's tool starts answering: with a hold inside this turn's tool
+        call, say ``holding`` there and wait (the coordinator kills the worker here, while
+        the runtime waits for the tool's result)."""
+        if Hold(FaultPoint.INSIDE_TOOL, self.turns) in self.spec.holds:
+            await self.holds.wait(FaultPoint.INSIDE_TOOL, self.turns, self.session_id, during="the app's tool call")
 
     async def _hold(self) -> None:
         await self.holds.wait(FaultPoint.HOLD, self.turns, self.session_id)

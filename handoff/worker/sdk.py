@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version as package_version
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from copilot import CopilotClient
 from copilot.client import RuntimeConnection
@@ -70,9 +70,13 @@ class RegisteredTool:
     parameters: dict[str, Any]
     answer: Callable[[dict[str, Any]], str]
     asks_permission: bool = False
+    # Awaited when a call starts, before it answers: where a fault inside the tool lands.
+    entered: Callable[[], Awaitable[None]] | None = None
 
     def sdk_tool(self) -> Tool:
-        def handler(invocation: ToolInvocation) -> ToolResult:
+        async def handler(invocation: ToolInvocation) -> ToolResult:
+            if self.entered is not None:
+                await self.entered()
             arguments = invocation.arguments if isinstance(invocation.arguments, dict) else {}
             return ToolResult(text_result_for_llm=self.answer(arguments))
 

@@ -5,7 +5,7 @@ result instead of in a user's message, and its other settings (a step's ``settin
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from handoff.fact import Fact
 from handoff.witness.tags import SYSTEM_NOTE
@@ -16,20 +16,23 @@ TOPIC_PARAMETERS = {"type": "object", "properties": {"topic": {"type": "string",
                     "required": ["topic"]}
 
 
-def app_tools(names: tuple[str, ...], fact: Fact, settings: dict[str, str] | None = None) -> tuple[RegisteredTool, ...]:
+def app_tools(names: tuple[str, ...], fact: Fact, settings: dict[str, str] | None = None,
+              entered: Callable[[], Awaitable[None]] | None = None) -> tuple[RegisteredTool, ...]:
     """The tools ``names`` (AppTool values; the loader has checked them) for ``fact``. When
-    the step measures the permission handler, they ask for permission before they run."""
+    the step measures the permission handler, they ask for permission before they run;
+    ``entered`` is awaited as a call starts (the worker's hold inside a tool)."""
     asks = AppSetting.PERMISSION_HANDLER in (settings or {})
-    return tuple(_built(AppTool(name), fact, asks) for name in names)
+    return tuple(_built(AppTool(name), fact, asks, entered) for name in names)
 
 
-def _built(tool: AppTool, fact: Fact, asks_permission: bool) -> RegisteredTool:
+def _built(tool: AppTool, fact: Fact, asks_permission: bool,
+           entered: Callable[[], Awaitable[None]] | None) -> RegisteredTool:
     if tool is AppTool.LOOKUP_FAVOURITE:
         def look_up(arguments: dict[str, Any]) -> str:
             return fact.lookup_result(str(arguments.get("topic", "")))
 
         return RegisteredTool(tool.value, "Looks up the user's favourite of a topic.", TOPIC_PARAMETERS, look_up,
-                              asks_permission)
+                              asks_permission, entered)
     raise ValueError(f"no tool {tool!r}")
 
 

@@ -79,7 +79,7 @@ def test_the_sdk_runs_the_lookup_as_a_tool_handler():
     sdk_tool = app_tools((LOOKUP,), Fact()).__getitem__(0).sdk_tool()
     assert (sdk_tool.name, sdk_tool.skip_permission) == (LOOKUP, True)
     result = sdk_tool.handler(ToolInvocation(tool_name=LOOKUP, arguments={"topic": Fact().topic}))
-    result = asyncio.run(result) if asyncio.iscoroutine(result) else result
+    result = asyncio.run(result) if asyncio.iscoroutine(result) else result  # the handler is async
     assert result.text_result_for_llm == Fact().lookup_result(Fact().topic)
 
 
@@ -168,3 +168,29 @@ def test_the_compaction_rung_files_load():
     for name, (summary, verdict) in expected.items():
         first, resumed = load(SCENARIO_DIR / f"{name}.toml").steps
         assert Action.COMPACT in first.actions and first.summary == summary and resumed.expect == verdict
+
+
+# a fault inside the app's tool call
+
+
+def test_a_fault_inside_a_tool_needs_a_step_that_registers_one(tmp_path):
+    faulted = '[[steps.faults]]\nkind = "kill"\nat = "inside-tool"\n'
+    plain = '[[steps]]\nname = "A"\nactions = ["create", "look-up"]\n'
+    assert "registers no tool" in load_error(tmp_path, HEADER + plain + faulted)
+    (loaded,) = load(write(tmp_path, HEADER + TOOL_STEP.replace('"look-up", "close"', '"look-up"') + faulted)).steps
+    assert (loaded.faults[0].at, loaded.faults[0].turn) == ("inside-tool", 1)
+
+
+def test_the_tool_awaits_its_entry_hook_before_it_answers():
+    from copilot.tools import ToolInvocation
+
+    from handoff.worker.tools import app_tools
+
+    order = []
+
+    async def entered():
+        order.append("entered")
+
+    sdk_tool = app_tools((LOOKUP,), Fact(), entered=entered)[0].sdk_tool()
+    result = asyncio.run(sdk_tool.handler(ToolInvocation(tool_name=LOOKUP, arguments={"topic": Fact().topic})))
+    assert order == ["entered"] and Fact().stated_text in result.text_result_for_llm

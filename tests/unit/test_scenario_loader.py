@@ -184,7 +184,7 @@ def test_killing_only_the_sdk_process_is_refused_on_a_simulated_host(tmp_path):
 
 @pytest.mark.parametrize("fault, says", [
     ('kind = "flood"', "field 'kind' must be one of kill"),
-    ('kind = "kill"\nat = "before-step"', "field 'at' must be one of after-turn, mid-turn, inside-write, hold"),
+    ('kind = "kill"\nat = "before-step"', "field 'at' must be one of after-turn, mid-turn, inside-write, inside-tool, hold"),
     ('kind = "kill"\nat = "after-turn"\nturn = 3', "has a kill at turn 3, but the step takes 1 turn(s)"),
     ('kind = "kill"\nat = "after-turn"\nheal = 2', "field 'heal' is set, but a kill does not heal"),
     ('kind = "kill"\nat = "hold"', 'has a kill at "hold", but the step\'s actions have no "hold"'),

@@ -24,7 +24,7 @@ STORED = {
     words.StepProvider: ("passed", "omitted"),
     words.FaultKind: ("kill", "kill-runtime", "store-outage", "store-restart", "partition", "disk-full", "tear-log",
                       "corrupt-log", "cut-copy", "tamper"),
-    words.FaultPoint: ("before-step", "mid-turn", "after-turn", "inside-write", "hold"),
+    words.FaultPoint: ("before-step", "mid-turn", "after-turn", "inside-write", "inside-tool", "hold"),
     words.Command: ("run", "lab", "skew"),
     words.ReplyKind: ("acknowledged", "recalled", "not-known", "off-script", "tool-call", "tool-failed", "summary"),
     words.Summary: ("keep", "drop"),
