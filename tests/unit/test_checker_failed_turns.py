@@ -124,12 +124,12 @@ def test_a_worker_that_died_after_its_create_failed_says_why_with_the_backends_a
 def test_an_ask_killed_on_purpose_names_every_kill_and_only_the_kills():
     spec = Step("B", ("resume", "ask"), expect="kept")
     faults = [FaultRecord("store-outage", "before-step", 0.5), FaultRecord("kill", "mid-turn", 1.0, detail="SIGKILL"),
-              FaultRecord("kill", "after-turn", 1.5)]
+              FaultRecord("kill", "after-turn", 1.5), FaultRecord("kill-runtime", "after-turn", 1.6)]
     record = ScenarioRecord("s", scenario(spec), [step("B", READY, exit_code=-9, faults=faults)])
     [judged] = judge_scenario(record, FACT).turns
     assert (judged.turn, judged.verdict, judged.reason) == (
-        None, Verdict.UNKNOWN, "the worker was killed on purpose (kill at mid-turn, kill at after-turn) before it "
-                               "could answer")
+        None, Verdict.UNKNOWN, "the worker was killed on purpose (kill at mid-turn, kill at after-turn, kill-runtime at "
+                               "after-turn) before it could answer")
 
 
 def test_a_resume_that_skipped_events_says_how_many_and_meets_or_misses_its_expectation():

@@ -342,3 +342,16 @@ def test_a_version_that_is_not_installed_skips_the_scenario_with_the_install_com
     assert record.skipped == "step 'B': runtime 1.0.40 is not installed: run `make runtimes`"
     assert host.specs == []
     assert judge_scenario(record, FACT).turns[0].verdict == Verdict.SKIPPED
+
+
+@pytest.mark.parametrize("point", [FaultPoint.AFTER_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.HOLD])
+def test_a_worker_is_told_to_hold_at_each_of_its_fault_points(tmp_path, point):
+    """The worker stops and says `holding` at after-turn, inside-write and hold, where the
+    coordinator then puts the fault in (a mid-turn fault is held by the witness instead)."""
+    def finishes(spec):
+        yield ready(spec)
+        yield finished()
+
+    faulty = Step("A", ("create", "tell", "hold"), faults=(FaultPlan("kill", point),))
+    _, host = run(scenario(faulty), tmp_path, by_step(A=finishes))
+    assert [(hold.point, hold.turn) for hold in host.specs[0].holds] == [(point, 1)]

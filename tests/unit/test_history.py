@@ -70,3 +70,11 @@ def test_a_runs_history_has_the_fact_whole():
                                                                              topic=told.topic))
     history = RunHistory.of(record)
     assert history.fact == told and history.scenarios[0].fact == told
+
+
+def test_steps_beyond_the_scenarios_plan_take_no_turns_and_break_nothing():
+    """A stored run may hold more step records than its scenario plans (an edited or
+    damaged run): those are still read, and numbered after the last planned turn."""
+    extra = [msgspec.structs.replace(RECORD.steps[-1], step=name) for name in ("X", "Y")]
+    history = ScenarioHistory.of(msgspec.structs.replace(RECORD, steps=[*RECORD.steps, *extra]), FACT)
+    assert [s.first_turn for s in history.steps] == [1, 2, 3, 4, 4]

@@ -57,9 +57,10 @@ def test_the_guard_and_a_database_store_are_refused_on_a_node_step(tmp_path):
         tmp_path, 'actions = ["resume", "close"]\nguarded = true\n')
     assert "keeps sessions in its home only" in refusal(tmp_path, 'actions = ["resume", "close"]\n',
                                                          top='store = "sqlite"\n')
-    held = refusal(tmp_path, 'actions = ["resume", "ask"]\nexpect = "kept"\n'
-                             '[[steps.faults]]\nkind = "kill"\nat = "after-turn"\n')
-    assert "holds are the Python worker's" in held
+    for point in ("after-turn", "inside-write"):  # ("hold" needs the action hold, refused before)
+        held = refusal(tmp_path, 'actions = ["resume", "ask"]\nexpect = "kept"\n'
+                                 f'[[steps.faults]]\nkind = "kill"\nat = "{point}"\n')
+        assert f"has a fault at '{point}'" in held and "holds are the Python worker's" in held
 
 
 def test_the_node_worker_does_what_its_script_says_it_does():

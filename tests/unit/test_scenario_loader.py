@@ -186,6 +186,8 @@ def test_killing_only_the_sdk_process_is_refused_on_a_simulated_host(tmp_path):
     ('kind = "flood"', "field 'kind' must be one of kill"),
     ('kind = "kill"\nat = "before-step"', "field 'at' must be one of after-turn, mid-turn, inside-write, inside-tool, hold"),
     ('kind = "kill"\nat = "after-turn"\nturn = 3', "has a kill at turn 3, but the step takes 1 turn(s)"),
+    ('kind = "kill"\nat = "mid-turn"\nturn = 2', "has a kill at turn 2, but the step takes 1 turn(s)"),
+    ('kind = "kill"\nat = "inside-write"\nturn = 2', "has a kill at turn 2, but the step takes 1 turn(s)"),
     ('kind = "kill"\nat = "after-turn"\nheal = 2', "field 'heal' is set, but a kill does not heal"),
     ('kind = "kill"\nat = "hold"', 'has a kill at "hold", but the step\'s actions have no "hold"'),
     ('kind = "kill"\ntarget = "moon"', "field 'target' must be one of worker, app"),
@@ -281,3 +283,9 @@ def test_every_shipped_scenario_says_in_a_rung_line_of_100_columns_what_it_prove
         line = rung_line(judged, loaded.proves_in_short, loaded.does_not_prove_in_short)
         assert line == f"{loaded.name} proved {loaded.proves_in_short}, not {loaded.does_not_prove_in_short}."
         assert len(line) <= WIDTH
+
+
+@pytest.mark.parametrize("turn", ["tell", "look-up", "ask", "concurrent-resume-and-ask"])
+def test_every_kind_of_turn_needs_a_session_opened_before_it(tmp_path, turn):
+    message = load_error(tmp_path, HEADER + step(actions=f'["{turn}", "resume"]', extra=""))
+    assert f"has the turn '{turn}' before any create or resume" in message
