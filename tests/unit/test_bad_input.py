@@ -112,6 +112,7 @@ CASES = {
     "lab id that is a path": (lambda t: ["lab", "--home", str(t), "--session-id", "../x"], "--session-id: an id is"),
     "lab fact the witness says itself": (lambda t: ["lab", "--home", str(t), "--fact", "nothing"], "--fact 'nothing'"),
     "report of no such run": (lambda t: ["report", "nope", "--runs-dir", str(t)], "no stored run"),
+    "resupply of no such run": (lambda t: ["resupply", "nope", "--runs-dir", str(t)], "no stored run"),
     "report in an unknown format": (lambda t: ["report", "--format", "xml", "--runs-dir", str(t)], "--format xml"),
 }
 
