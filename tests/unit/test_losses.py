@@ -6,6 +6,7 @@ failed loudly; a failed resume or a session created anew is neither."""
 from __future__ import annotations
 
 import msgspec
+import pytest
 
 from handoff.checker.checks import judge_scenario
 from handoff.checker.verdicts import Basis, Expectation, ExitCode, FactSeen, Recovery, RunJudgement, TurnJudgement
@@ -94,10 +95,11 @@ def test_a_log_short_of_the_turns_the_app_saw_loses_the_last_ones_silently():
                              "message(s) before its resume: the last 1 are missing")
 
 
-def test_a_tell_the_app_was_told_failed_is_failed_loudly_and_unjudged_unless_declared():
-    failed = ActionFailed(t=0.0, action="tell", message="Failed to persist session events", turn=1)
+@pytest.mark.parametrize("action", ["tell", "look-up"])  # a look-up tells the fact through a tool
+def test_a_tell_the_app_was_told_failed_is_failed_loudly_and_unjudged_unless_declared(action):
+    failed = ActionFailed(t=0.0, action=action, message="Failed to persist session events", turn=1)
     for declared, code in ((None, ExitCode.UNJUDGED), ("failed-loudly", ExitCode.AS_EXPECTED)):
-        spec = Step("A", ("create", "tell", "close"), expect_tell=declared)
+        spec = Step("A", ("create", action, "close"), expect_tell=declared)
         record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (spec,)),
                                 [step("A", READY, done("create"), failed, FINISHED)])
         [tell] = judge_scenario(record, FACT).turns

@@ -11,7 +11,8 @@ from urllib.parse import quote as url_quote
 import pytest
 
 from handoff.fact import Fact
-from handoff.witness.answer import ACKNOWLEDGEMENT, TOOL_FAILED, Reply, ToolCall, reply_to
+from handoff.witness.answer import (ACKNOWLEDGEMENT, SUMMARY_EMPTY, SUMMARY_LEAD, TOOL_FAILED, Reply, ToolCall,
+                                    reply_to)
 from handoff.witness.server import make_server, witness
 from handoff.witness.tags import COMPACTION, FACT_HEADER, INTERACTION_HEADER, SUMMARY_HEADER
 from handoff.words import ReplyKind
@@ -59,6 +60,14 @@ def fact_header(fact=FACT):
 def test_a_lookup_prompt_is_answered_with_a_call_of_the_tool_it_names():
     reply = reply_to([user("<current_datetime>x</current_datetime>\n\n" + FACT.lookup_prompt(TOOL))])
     assert reply == Reply("", ReplyKind.TOOL_CALL, ToolCall("call_1", TOOL, json.dumps({"topic": FACT.topic})))
+
+
+def test_a_calls_arguments_carry_the_topic_as_written():
+    """The call's arguments are in the record a person reads: a topic in any script stays
+    readable there, not escaped to \\u sequences."""
+    fact = Fact("Champions", "Kundenstufe für Großkunden")
+    call = reply_to([user(fact.lookup_prompt(TOOL))]).tool_call
+    assert call.arguments == '{"topic": "Kundenstufe für Großkunden"}'
 
 
 def test_call_ids_are_numbered_within_the_conversation():
@@ -138,6 +147,8 @@ def test_a_kept_summary_states_the_fact_and_a_dropped_one_does_not(history):
     assert kept.kind == dropped.kind == ReplyKind.SUMMARY and kept.tool_call is None
     assert FACT.stated_text in kept.text and default == kept
     assert not FACT.is_in(dropped.text)
+    assert kept.text.startswith(f"{SUMMARY_LEAD} The user said: ")  # one summary, its sentences spaced
+    assert dropped.text == f"{SUMMARY_LEAD} {SUMMARY_EMPTY}"  # a summary all the same, saying so
 
 
 def test_a_compaction_request_is_recorded_as_one():
