@@ -18,12 +18,14 @@ import os
 import signal
 import sys
 import time
-from typing import Callable
+from typing import Awaitable, Callable, TypeVar
 
 import psutil
 
 from handoff import runtime_markers
 from handoff.protocol import Cpu
+
+T = TypeVar("T")
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
@@ -79,6 +81,21 @@ class StopOnce:
             for number in self.SIGNALS:  # the loop's removal puts the default back: ignore instead
                 loop.remove_signal_handler(number)
                 signal.signal(number, _ignore)
+
+    def run(self, main: Callable[[], Awaitable[T]]) -> T:
+        """``asyncio.run(main())``, with the first signal cancelling it at an ``await``
+        (:meth:`cancelling`); that cancellation comes back out as KeyboardInterrupt, an
+        interrupt as the CLI knows it."""
+        async def cancellable() -> T:
+            with self.cancelling(asyncio.current_task()):
+                return await main()
+
+        try:
+            return asyncio.run(cancellable())
+        except asyncio.CancelledError:
+            if self._stopped:
+                raise KeyboardInterrupt from None
+            raise
 
     @property
     def stopped(self) -> bool:

@@ -6,7 +6,6 @@ file is gone when :func:`run` returns or raises."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import tempfile
 import time
@@ -44,11 +43,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
         run_dir = Path(tempfile.mkdtemp(prefix=f"{owners.RUN_DIR_PREFIX}{owners.tag()}-"))
         services = RunServices(settings, runtime_path, run_dir, ProcessTracker(), tag=run_id.rsplit("-", 1)[-1])
         try:
-            records = asyncio.run(_run(scenarios, services, stop))
-        except asyncio.CancelledError:
-            if stop.stopped:  # the signal cancelled the run: an interrupt, as the CLI knows it
-                raise KeyboardInterrupt from None
-            raise
+            records = stop.run(lambda: _run(scenarios, services))
         finally:
             with stop.shielded():
                 try:
@@ -78,14 +73,13 @@ def _keep(run_dir: Path, keep_dir: Path) -> None:
                                f"the run's temporary files were removed all the same") from None
 
 
-async def _run(scenarios: list[Scenario], services: RunServices, stop: StopOnce) -> list[ScenarioRecord]:
-    with stop.cancelling(asyncio.current_task()):
-        try:
-            await services.start(scenarios)
-            return await run_all(scenarios, services)
-        finally:
-            services.release()  # what lives in the event loop (the containers' lifeline), before it closes
-            await services.tracker.shutdown()  # the witness, and any worker an interrupt cut short
+async def _run(scenarios: list[Scenario], services: RunServices) -> list[ScenarioRecord]:
+    try:
+        await services.start(scenarios)
+        return await run_all(scenarios, services)
+    finally:
+        services.release()  # what lives in the event loop (the containers' lifeline), before it closes
+        await services.tracker.shutdown()  # the witness, and any worker an interrupt cut short
 
 
 def options(settings: RunSettings) -> RunOptions:

@@ -21,7 +21,6 @@ session id, no stored session, no token, a refused key, an unreachable endpoint)
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from dataclasses import replace
@@ -60,12 +59,11 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
     lab.creator = creator
     with StopOnce() as stop:  # Ctrl-C or `kill` starts the cleanup; another one cannot cut it short
         try:
+            # Cancelled at an await by the first signal: a KeyboardInterrupt raised from a
+            # SIGTERM handler landed wherever Python was, now and then inside the SDK's or
+            # asyncio's own bookkeeping, and the lab then hung in its cleanup.
             with _sdk_log_to(options.home / LOG_DIR / "sdk.log"):
-                return asyncio.run(_until_stopped(lab, stop))
-        except asyncio.CancelledError:
-            if stop.stopped:  # the signal cancelled the lab: an interrupt, as the CLI knows it
-                raise KeyboardInterrupt from None
-            raise
+                return stop.run(lab.run)
         finally:
             with stop.shielded():
                 tracker.stop_all()
@@ -73,14 +71,6 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
                 if keep is not None and lab.recorder is not None and lab.recorder.lines:
                     keep(lab.recorder.record(read_evidence(lab.evidence_path)))
                 lab.evidence_path.unlink(missing_ok=True)
-
-
-async def _until_stopped(lab: Lab, stop: StopOnce) -> int:
-    """The lab, cancelled at an ``await`` by the first signal. A KeyboardInterrupt raised
-    from a SIGTERM handler landed wherever Python was, now and then inside the SDK's or
-    asyncio's own bookkeeping, and the lab then hung in its cleanup on a busy machine."""
-    with stop.cancelling(asyncio.current_task()):
-        return await lab.run()
 
 
 # The SDK logs a failed request with its traceback ("copilot"), and after an interrupt its
