@@ -12,7 +12,8 @@ from handoff.errors import UserError
 from handoff.faults.kinds import AFTER_STEP, KINDS, Needs
 from handoff.scenario import AFTER, LEASE_EXPIRED, TAGS, FaultPlan, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
-from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed, well_formed_sdk
+from handoff.scenario_fields import Fields, read_text
+from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed
 from handoff.words import (
     ACTIONS,
     EXPECTABLE,
@@ -51,63 +52,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"
 
 
-class _Reader:
-    """Pulls typed fields out of a TOML table and explains what is wrong in one line."""
-
-    def __init__(self, path: Path, table: dict[str, Any], where: str = ""):
-        self.path, self.table, self.where = path, table, where
-
-    def fail(self, field: str, problem: str) -> UserError:
-        place = f"{self.path}: {self.where + ': ' if self.where else ''}field '{field}'"
-        return UserError(f"{place} {problem}")
-
-    def get(self, field: str, kind: type | tuple[type, ...], default: Any = ..., choices: tuple = ()) -> Any:
-        if field not in self.table:
-            if default is ...:
-                raise self.fail(field, "is missing")
-            return default
-        value = self.table[field]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            wanted = " or ".join(k.__name__ for k in kinds)
-            raise self.fail(field, f"must be {wanted}, got {type(value).__name__} {value!r}")
-        if choices and value not in choices:
-            raise self.fail(field, f"must be one of {', '.join(choices)}, got {value!r}")
-        return value
-
-    def text(self, field: str, default: str, pattern: re.Pattern[str]) -> str:
-        value = self.get(field, str, default)
-        if not pattern.fullmatch(value):
-            raise self.fail(field, f"must be letters, digits, '_' or '-' (at most 40), got {value!r}")
-        return value
-
-    def number(self, field: str, default: float, most: float) -> float:
-        """A number of seconds from 0 to ``most`` (not negative, not infinite, not NaN)."""
-        value = float(self.get(field, (int, float), default))
-        if not 0 <= value <= most:  # also false for NaN
-            raise self.fail(field, f"must be a number of seconds from 0 to {most:g}, got {value!r}")
-        return value
-
-    def version(self, field: str) -> str | None:
-        value = self.get(field, str, None)
-        if value is not None and not well_formed(value):
-            raise self.fail(field, f'must be a version number such as "1.0.92", got {value!r}')
-        return value
-
-    def sdk(self) -> str | None:
-        value = self.get("sdk", str, None)
-        if value is not None and not well_formed_sdk(value):
-            raise self.fail("sdk", f'must be a version number such as "1.0.24", or "node@1.0.14" for the Node.js '
-                                   f'SDK, got {value!r}')
-        return value
-
-    def reject_unknown(self, known: set[str]) -> None:
-        unknown = sorted(set(self.table) - known)
-        if unknown:
-            raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
-
-
-def _container_rules(read: _Reader, step: Step, on_container: bool, earlier_on_host: bool) -> None:
+def _container_rules(read: Fields, step: Step, on_container: bool, earlier_on_host: bool) -> None:
     """What only a container host can do, and what it cannot."""
     if step.home == HomeKind.ANONYMOUS and not on_container:
         raise read.fail("home", "is 'anonymous' on a host that is not a container: only a container has an "
@@ -135,7 +80,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     if not isinstance(table, dict):
         raise UserError(f"{path}: steps[{index}] must be a table ([[steps]])")
     name = table.get("name", f"#{index + 1}")
-    read = _Reader(path, table, f"step '{name}'")
+    read = Fields(path, table, f"step '{name}'")
     if "wait" in table:
         raise read.fail("wait", "is gone: a step no longer waits a number of seconds, which raced the runtime's start; "
                                 f"to let the session's lease run out first, write after = \"{LEASE_EXPIRED}\"")
@@ -173,7 +118,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     return step
 
 
-def _actions(read: _Reader) -> tuple[str, ...]:
+def _actions(read: Fields) -> tuple[str, ...]:
     actions = read.get("actions", list)
     if not actions:
         raise read.fail("actions", "is empty: list what the worker does, e.g. [\"create\", \"tell\", \"close\"]")
@@ -186,7 +131,7 @@ def _actions(read: _Reader) -> tuple[str, ...]:
     return tuple(actions)
 
 
-def _tools(read: _Reader) -> tuple[str, ...]:
+def _tools(read: Fields) -> tuple[str, ...]:
     tools = read.get("tools", list, [])
     for tool in tools:
         if not isinstance(tool, str) or tool not in tuple(AppTool):
@@ -196,7 +141,7 @@ def _tools(read: _Reader) -> tuple[str, ...]:
     return tuple(tools)
 
 
-def _settings(read: _Reader) -> tuple[tuple[str, str], ...]:
+def _settings(read: Fields) -> tuple[tuple[str, str], ...]:
     settings = read.get("settings", dict, {})
     for name, value in settings.items():
         if name not in tuple(AppSetting):
@@ -209,7 +154,7 @@ def _settings(read: _Reader) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(settings.items()))
 
 
-def _step_rules(read: _Reader, step: Step, scenario_id: str | None) -> None:
+def _step_rules(read: Fields, step: Step, scenario_id: str | None) -> None:
     """What a step's fields need of each other."""
     for field_name in ("runtime", "sdk"):
         elsewhere = step.host != HostKind.LOCAL and not (field_name == "sdk" and is_node(step.sdk))
@@ -234,7 +179,7 @@ def _step_rules(read: _Reader, step: Step, scenario_id: str | None) -> None:
                                   f"give one for each ask, or one string for all")
 
 
-def _node_rules(read: _Reader, step: Step) -> None:
+def _node_rules(read: Fields, step: Step) -> None:
     """What the Node.js worker cannot do (the Python worker's guard, registry, holds and
     second runtime), refused before a run rather than reported by the worker during one."""
     cannot = [action for action in step.actions if action not in NODE_WORKER_ACTIONS]
@@ -256,7 +201,7 @@ def _node_rules(read: _Reader, step: Step) -> None:
 def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
     if not isinstance(table, dict):
         raise UserError(f"{path}: step '{step}': faults[{index}] must be a table ([[steps.faults]])")
-    read = _Reader(path, table, f"step '{step}': faults[{index}]")
+    read = Fields(path, table, f"step '{step}': faults[{index}]")
     kind = read.get("kind", str, choices=tuple(KINDS))
     rules = KINDS[kind]
     read.reject_unknown({"kind", "at", "turn", "heal", *rules.options} | ({"target"} if rules.targets else set()))
@@ -283,7 +228,7 @@ def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
                      **options)
 
 
-def _expect(read: _Reader) -> str | tuple[str, ...] | None:
+def _expect(read: Fields) -> str | tuple[str, ...] | None:
     value = read.get("expect", (str, list), None)
     if value is None or isinstance(value, str):
         return read.get("expect", str, None, EXPECTABLE)
@@ -292,14 +237,14 @@ def _expect(read: _Reader) -> str | tuple[str, ...] | None:
     return tuple(value)
 
 
-def _name(read: _Reader) -> str:
+def _name(read: Fields) -> str:
     name = read.get("name", str)
     if not NAME.fullmatch(name):
         raise read.fail("name", f"must be {NAME_RULE} (it names the step's files and directories), got {name!r}")
     return name
 
 
-def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
+def _check_faults(read: Fields, step: Step, hosts: dict[str, str]) -> None:
     """What a step's faults need of the step itself."""
     turns = turns_in(step.actions)
     for plan in step.faults:
@@ -321,29 +266,15 @@ def _check_faults(read: _Reader, step: Step, hosts: dict[str, str]) -> None:
             raise read.fail("faults", f"has a {plan.kind}, which needs the step's home = \"copied\"")
 
 
-def _text(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise UserError(f"{path}: cannot read: {error.strerror or error}") from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raise UserError(f"{path}: starts with a UTF-8 byte order mark (BOM), which TOML does not allow: "
-                        f"save it as UTF-8 without BOM")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise UserError(f"{path}: is not UTF-8 text (byte {error.start} cannot be decoded): save it as UTF-8") from None
-
-
 def load(path: Path) -> Scenario:
     if not NAME.fullmatch(path.stem):
         raise UserError(f"{path}: the file's name (without .toml) is the scenario's name, which names the run's "
                         f"directories: it must be {NAME_RULE}; rename the file")
     try:
-        data = tomllib.loads(_text(path))
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
-    read = _Reader(path, data)
+    read = Fields(path, data)
     read.reject_unknown({"title", "order", "proves", "does_not_prove", "proves_in_short", "does_not_prove_in_short",
                          "session_id", "hosts", "store", "steps", "turn_timeout", "known_good", "tags"})
     hosts = read.get("hosts", dict, {})
@@ -396,7 +327,7 @@ def load(path: Path) -> Scenario:
     )
 
 
-def _turn_timeout(read: _Reader) -> float:
+def _turn_timeout(read: Fields) -> float:
     seconds = float(read.get("turn_timeout", (int, float), 60.0))
     if not 0 < seconds <= MAX_TURN_TIMEOUT_SECONDS:  # also false for NaN
         raise read.fail("turn_timeout", f"must be more than 0 seconds and at most {MAX_TURN_TIMEOUT_SECONDS:g}, "
@@ -404,7 +335,7 @@ def _turn_timeout(read: _Reader) -> float:
     return seconds
 
 
-def _known_good(read: _Reader) -> tuple[tuple[str, str], ...]:
+def _known_good(read: Fields) -> tuple[tuple[str, str], ...]:
     """``["1.0.102 -> 1.0.92"]``: a session last written by 1.0.102 may be resumed by 1.0.92."""
     pairs = []
     for entry in read.get("known_good", list, []):
@@ -420,7 +351,7 @@ def _known_good(read: _Reader) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def _one_line(read: _Reader, field: str) -> str:
+def _one_line(read: Fields, field: str) -> str:
     value = read.get(field, str, "")
     if "\n" in value or len(value) > 80:
         raise read.fail(field, f"must be one line of at most 80 characters (a few words), got {len(value)}")

@@ -28,7 +28,7 @@ LAYERS = (
     ("the worker", ("worker",)),
     ("where and how workers run", ("containers", "inputs", "backends", "hosts", "worker_process", "leftovers",
                                    "faults")),
-    ("the plan and its record", ("scenario", "scenario_files", "capacity", "skew", "runs")),
+    ("the plan and its record", ("scenario", "scenario_fields", "scenario_files", "capacity", "skew", "runs")),
     ("judging, running, the lab", ("checker", "places", "coordinator", "lab")),
     ("what a person reads", ("report", "export", "doctor")),
     ("what each command does", ("app",)),
