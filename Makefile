@@ -121,7 +121,7 @@ coverage: setup runtimes
 	$(BIN)/pytest -q --cov=handoff --cov-report=term:skip-covered $(PYTEST_ARGS)
 
 # Benchmarks (bench/, not part of `make test`): prints tables and writes BENCHMARKS.md.
-# About 11 minutes on 2 cores with `make runtimes` done (687 s last time);
+# About 10 minutes on 2 cores with `make runtimes` done (596 s last time);
 # `make bench BENCH_ARGS=--quick` for a rough pass in under 2 minutes (105 s).
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
