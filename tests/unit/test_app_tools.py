@@ -194,3 +194,8 @@ def test_the_tool_awaits_its_entry_hook_before_it_answers():
     sdk_tool = app_tools((LOOKUP,), Fact(), entered=entered)[0].sdk_tool()
     result = asyncio.run(sdk_tool.handler(ToolInvocation(tool_name=LOOKUP, arguments={"topic": Fact().topic})))
     assert order == ["entered"] and Fact().stated_text in result.text_result_for_llm
+
+
+def test_a_fault_inside_a_tool_call_past_the_steps_turns_is_refused(tmp_path):
+    faulted = '[[steps.faults]]\nkind = "kill"\nat = "inside-tool"\nturn = 2\n'
+    assert "has a kill at turn 2, but the step takes 1 turn(s)" in load_error(tmp_path, HEADER + TOOL_STEP + faulted)

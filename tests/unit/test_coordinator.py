@@ -344,10 +344,12 @@ def test_a_version_that_is_not_installed_skips_the_scenario_with_the_install_com
     assert judge_scenario(record, FACT).turns[0].verdict == Verdict.SKIPPED
 
 
-@pytest.mark.parametrize("point", [FaultPoint.AFTER_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.HOLD])
+@pytest.mark.parametrize("point", [FaultPoint.AFTER_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.INSIDE_TOOL,
+                                   FaultPoint.HOLD])
 def test_a_worker_is_told_to_hold_at_each_of_its_fault_points(tmp_path, point):
-    """The worker stops and says `holding` at after-turn, inside-write and hold, where the
-    coordinator then puts the fault in (a mid-turn fault is held by the witness instead)."""
+    """The worker stops and says `holding` at after-turn, inside-write, inside-tool and
+    hold, where the coordinator then puts the fault in (a mid-turn fault is held by the
+    witness instead)."""
     def finishes(spec):
         yield ready(spec)
         yield finished()
