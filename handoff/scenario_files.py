@@ -52,7 +52,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"
 
 
-def _container_rules(read: Fields, step: Step, on_container: bool, earlier_on_host: bool) -> None:
+def _container_rules(read: Fields, step: Step, on_container: bool, before: Step | None) -> None:
     """What only a container host can do, and what it cannot."""
     if step.home == HomeKind.ANONYMOUS and not on_container:
         raise read.fail("home", "is 'anonymous' on a host that is not a container: only a container has an "
@@ -69,8 +69,12 @@ def _container_rules(read: Fields, step: Step, on_container: bool, earlier_on_ho
         raise read.fail("faults", f"has a {refused} on a container host: the tool does not reach inside the "
                                   f"engine's volumes, network or process tree; run that step on 'local' or a "
                                   f"namespace host")
-    if step.restart and not earlier_on_host:
+    if step.restart and before is None:
         raise read.fail("restart", f"is set, but no earlier step ran a container on host '{step.host}'")
+    if step.restart and step.sdk != before.sdk:
+        raise read.fail("sdk" if step.sdk else "restart",
+                        f"differs from step '{before.name}''s, whose container this step restarts: a restarted "
+                        f"container runs the worker it ran before (sdk = {before.sdk or 'the default'})")
     if step.restart and "home" in read.table:
         raise read.fail("home", "is set on a restart: a restarted container keeps the home it had")
 
@@ -113,7 +117,8 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         summary=read.get("summary", str, None, tuple(Summary)),
     )
     _check_faults(read, step, hosts)
-    _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER, any(s.host == step.host for s in earlier))
+    _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
+                     next((s for s in reversed(earlier) if s.host == step.host), None))
     _step_rules(read, step, scenario_id)
     return step
 
@@ -160,7 +165,7 @@ def _step_rules(read: Fields, step: Step, scenario_id: str | None) -> None:
         elsewhere = step.host != HostKind.LOCAL and not (field_name == "sdk" and is_node(step.sdk))
         if getattr(step, field_name) and elsewhere:
             raise read.fail(field_name, f"is set on host '{step.host}': other runtime and SDK versions run on host "
-                                        f"'local' only (the Node.js SDK also on a namespace host)")
+                                        f"'local' only (the Node.js SDK on any host)")
     if is_node(step.sdk):
         _node_rules(read, step)
     if step.after == LEASE_EXPIRED and not step.guarded:

@@ -18,7 +18,7 @@ from handoff.coordinator.services import RunServices
 from handoff.faults.kinds import KINDS, Needs
 from handoff.hosts.base import Host, Launch
 from handoff.hosts.capability import missing_capability
-from handoff.hosts.container import ContainerHost
+from handoff.hosts.container import ContainerHost, node_problem
 from handoff.hosts.local import LocalHost
 from handoff.hosts.namespace import NamespaceHost
 from handoff.hosts.ssh import NamespaceSshHost, SshHost
@@ -42,9 +42,9 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         return "a store outage stops the run's own PostgreSQL; a server named with --store is not the tool's to stop"
     for step in scenario.steps:
         kind = scenario.hosts.get(step.host, HostKind.LOCAL)
-        if versions.is_node(step.sdk) and (kind not in NODE_HOSTS or step.host in settings.remote_hosts):
-            return (f"step '{step.name}': the Node.js worker runs on host 'local' or a namespace host, not on "
-                    f"'{step.host}' ({'ssh' if step.host in settings.remote_hosts else kind})")
+        problem = node_problem() if versions.is_node(step.sdk) and kind == HostKind.CONTAINER else None
+        if problem and step.host not in settings.remote_hosts:
+            return f"step '{step.name}': the Node.js worker in a container: {problem}"
     for name, kind in scenario.hosts.items():
         if name in settings.remote_hosts:
             continue
@@ -56,12 +56,6 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         if problem:
             return f"host '{name}' ({kind}): {problem}"
     return None
-
-
-# Where the Node.js worker can start: spawned here, or here inside a namespace host's view.
-# An SSH host starts `python -m handoff.worker` with its own interpreter, and the
-# containers' worker image has no Node.js SDK installed.
-NODE_HOSTS = (HostKind.LOCAL, HostKind.NAMESPACE)
 
 
 def step_versions(step: Step) -> tuple[Launch, Path | None]:

@@ -1,6 +1,7 @@
 """Container hosts: each step's worker in an OCI container of its own, on a real engine.
 
-A step placed on a container host runs ``python3.11 -m handoff.worker`` in a new container
+A step placed on a container host runs ``python3.11 -m handoff.worker`` (or, for a step with
+``sdk = "node@..."``, ``node sdks/node/worker.mjs``) in a new container
 made from the worker image (handoff/containers/image.py), started by ``podman run`` (or
 ``docker run``) attached, so the spec goes in on its stdin and the events come back on its
 stdout, as with every other host. The container has
@@ -10,7 +11,9 @@ stdout, as with every other host. The container has
   ``/mnt/home`` (a named volume, or an anonymous one), the host's user directory at
   ``/mnt/user`` (kept under ``.state/hosts/``, so the runtime unpacks itself once per
   host name), and, read-only at the paths they have here, the project's code, its venv's
-  packages and the pinned runtime (the image holds only Debian and Python);
+  packages and the pinned runtime (the image holds only Debian and Python); a Node.js
+  step is also given this machine's ``node`` executable and ``sdks/node`` (the worker and
+  the TypeScript SDK that ``make setup`` installed there), the same way;
 * its own **network**: the run's container network (handoff/containers/network.py), from
   which it reaches the witness and PostgreSQL at the simulated LAN's gateway.
 
@@ -34,6 +37,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
+import shutil
+import subprocess
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,11 +70,56 @@ class ContainerSetup:
     pid_dir: Path  # where the engine writes each container's process id
 
 
-def software_mounts(runtime: Path) -> list[tuple[Path, Path]]:
-    """What a container is given read-only from this machine: (here, there), same paths."""
+# What the node executable may link besides itself: the libraries every Debian image has
+# (apt, in the image since debootstrap, needs libstdc++6 and libgcc-s1; libc6 is essential).
+# A node built against shared libraries of its own (Debian's and Ubuntu's nodejs link
+# libnode, libuv, OpenSSL, ICU) would not start inside the image: such a step is skipped.
+IMAGE_LIBRARIES = re.compile(r"(linux-vdso|ld-linux[-\w]*|lib(c|m|dl|rt|pthread|stdc\+\+|gcc_s))\.so[.\d]*")
+
+
+def node_executable() -> Path | None:
+    """This machine's node, as the Node.js worker runs on it (its real file, not a link)."""
+    found = shutil.which("node")
+    return Path(found).resolve() if found else None
+
+
+def node_problem() -> str | None:
+    """Why this machine's node cannot run inside the worker image, or None. The image has
+    no Node.js of its own (Debian 12's is 18, and the TypeScript SDK asks for 20.19+): a
+    container is given this machine's node, which must then need no library the image lacks."""
+    node = node_executable()
+    if node is None:
+        return "the Node.js worker needs node on the PATH: install Node.js 20+"
+    try:
+        linked = subprocess.run(["ldd", str(node)], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"cannot tell which libraries {node} needs (ldd: {error})"
+    foreign = [line.split()[0] for line in linked.splitlines()
+               if line.strip() and not IMAGE_LIBRARIES.fullmatch(line.split()[0].rsplit("/", 1)[-1])]
+    if foreign:
+        return (f"{node} needs {', '.join(foreign)}, which the worker image does not have: a container is given this "
+                f"machine's node, so install a self-contained Node.js 20+ build (nodejs.org's or NodeSource's)")
+    return None
+
+
+def software_mounts(runtime: Path, launch: Launch = Launch()) -> list[tuple[Path, Path]]:
+    """What a container is given read-only from this machine: (here, there), same paths. A
+    Node.js step also gets the node executable and the worker's directory (its SDK inside)."""
     packages = Path(sysconfig.get_paths()["purelib"])
-    return [(PROJECT_ROOT / "handoff", PROJECT_ROOT / "handoff"), (packages, packages),
-            (runtime.parent, runtime.parent)]
+    mounts = [(PROJECT_ROOT / "handoff", PROJECT_ROOT / "handoff"), (packages, packages),
+              (runtime.parent, runtime.parent)]
+    node = node_executable()
+    if launch.node_worker is not None and node is not None:
+        mounts += [(node, node), (launch.node_worker.parent, launch.node_worker.parent)]
+    return mounts
+
+
+def worker_command(launch: Launch) -> tuple[str, ...]:
+    """What a new container runs: the image's Python with the mounted worker, or the
+    mounted node with the Node.js worker."""
+    if launch.node_worker is not None:
+        return (str(node_executable() or "node"), str(launch.node_worker))
+    return (PYTHON, "-m", "handoff.worker")
 
 
 class ContainerHost(Host):
@@ -95,7 +146,7 @@ class ContainerHost(Host):
             argv = self.engine.command("start", "--attach", "--interactive", name)
         else:
             name = f"{self.prefix}-{self.name}{len(self._containers) + 1}"
-            argv = self.run_command(name, store, launch, PYTHON, "-m", "handoff.worker")
+            argv = self.run_command(name, store, launch, *worker_command(launch))
             self._containers.append(name)
         self.setup.pid_dir.mkdir(parents=True, exist_ok=True)
         process = await tracker.spawn(*argv, env=self.engine.env(), stderr=stderr, **PIPES)
@@ -122,7 +173,7 @@ class ContainerHost(Host):
         options = ["--name", name, "--hostname", f"ctr-{self.name}-{len(self._containers) + 1}", "--interactive",
                    "--pull", "never", "--stop-timeout", "0", "--network", self.setup.network, "--workdir", USER_INSIDE,
                    "--volume", home, "--volume", f"{self.user_dir}:{USER_INSIDE}"]
-        for here, there in software_mounts(self.setup.runtime):
+        for here, there in software_mounts(self.setup.runtime, launch):
             options += ["--volume", f"{here}:{there}:ro"]
         for key, value in env.items():
             options += ["--env", f"{key}={value}"]

@@ -82,8 +82,25 @@ class SshHost(Host):
     worker_environment = ""  # assignments put before the worker's command on the far side
 
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path, launch: Launch = Launch()):
-        command = f"cd {self.target.project} && {self.worker_environment}exec .venv/bin/python -m handoff.worker"
-        return await tracker.spawn(*self._ssh(command), stderr=stderr, cwd=cwd, **PIPES)
+        return await tracker.spawn(*self._ssh(self.worker_command(launch)), stderr=stderr, cwd=cwd, **PIPES)
+
+    def worker_command(self, launch: Launch = Launch()) -> str:
+        """The remote shell's command: the project's Python worker there, or, for a step with
+        ``sdk = "node@..."``, its Node.js worker, which that machine must have set up (node
+        on the PATH, ``make setup`` run); where it has not, the command says so on stderr,
+        which the step's record keeps, and runs nothing."""
+        project = self.target.project
+        if launch.node_worker is None:
+            return f"cd {project} && {self.worker_environment}exec .venv/bin/python -m handoff.worker"
+        worker = launch.node_worker.relative_to(PROJECT_ROOT)  # the same place in the project there
+        installed = worker.parent / "node_modules" / ".installed"
+        where = f"{self.target.user}@{self.target.address}:{project}"
+        return (f"cd {project} && "
+                f"{{ command -v node >/dev/null || {{ echo '{where}: no node on the PATH for the Node.js worker: "
+                f"install Node.js 20+ there' >&2; exit 127; }}; }} && "
+                f"{{ test -f {installed} || {{ echo '{where}: the Node.js worker is not installed there: run make "
+                f"setup there' >&2; exit 127; }}; }} && "
+                f"{self.worker_environment}exec node {worker}")
 
     def home(self, store: Path) -> str:
         return self.target.home
@@ -118,7 +135,7 @@ class NamespaceSshHost(SshHost):
             await self._start_sshd(tracker, store)
         elif store != self.store:
             raise UserError(f"ssh host '{self.name}' serves one store per scenario; give its steps the same home")
-        return await super().start_worker(tracker, store, stderr, cwd)
+        return await super().start_worker(tracker, store, stderr, cwd, launch)
 
     async def close(self) -> None:
         if self.sshd is not None:

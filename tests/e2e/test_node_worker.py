@@ -142,3 +142,26 @@ def test_what_the_node_worker_cannot_do_is_an_error_event_not_a_crash(tmp_path, 
     assert [e.action for e in failed] == ["start"]
     assert "asked for SDK node@0.0.1" in failed[0].message and "guarded" in failed[0].message
     assert [e.action for e in of(guarded, Skipped)] == ["create"]
+
+
+@pytest.mark.parametrize(("scenario", "step", "where"), [("cross-sdk-container", "B", "ctr-b-1"),
+                                                         ("cross-sdk-machine", "B", "host-b"),
+                                                         ("cross-sdk-machine", "C", "host-c")],
+                         ids=["container", "namespace", "ssh"])
+def test_the_node_worker_ran_on_each_kind_of_host_and_spoke_the_protocol_there(matrix, event_schema, scenario, step,
+                                                                               where):
+    """From the default matrix's own run: the Node.js worker in a container (this machine's
+    node and SDK mounted into the worker image), on a namespace host, and started by the
+    remote shell of an SSH host; every line it wrote there is one the schema accepts."""
+    ran = matrix.scenario(scenario)
+    if ran.skipped:
+        pytest.skip(ran.skipped)
+    record = next(s for s in ran.steps if s.step == step)
+    for line in record.lines:
+        event_schema.validate(json.loads(line))
+    view = record.view()
+    assert (view.ready.sdk_language, view.ready.hostname) == (SdkLanguage.NODE, where)
+    assert view.ready.sdk_version == versions.pinned_node_sdk()
+    assert view.finished.ok is True
+    [asked] = [t for t in matrix.asked(scenario) if t.step.step == step]
+    assert OTHER_FACT.is_in(view.turns[0].answer) and asked.verdict == "kept"

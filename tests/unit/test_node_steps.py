@@ -145,10 +145,11 @@ def test_an_expected_cells_rule_may_name_the_node_sdk(tmp_path):
     assert expectation(rules, Pair("1.0.102", "node@1.0.14"), Pair("1.0.102", "1.0.25")).expect == "kept"
 
 
-def test_a_node_step_may_run_on_a_namespace_host_and_is_skipped_where_it_cannot(tmp_path):
+def test_a_node_step_runs_on_every_kind_of_host_and_in_a_container_only_with_a_node_the_image_can_run(
+        tmp_path, monkeypatch):
     from types import SimpleNamespace
 
-    from handoff.coordinator.placement import why_not_runnable
+    from handoff.coordinator import placement
     from handoff.protocol import Backend
 
     def on(kind: str) -> str:
@@ -158,13 +159,110 @@ def test_a_node_step_may_run_on_a_namespace_host_and_is_skipped_where_it_cannot(
                           'expect = "kept"\n')
         return load(path)
 
-    services = SimpleNamespace(settings=SimpleNamespace(remote_hosts={}, backend=Backend(), store_url=None))
-    assert on("namespace").steps[1].host == "b"
-    for kind in ("ssh", "container"):
-        reason = why_not_runnable(on(kind), services)
-        assert reason == f"step 'B': the Node.js worker runs on host 'local' or a namespace host, not on 'b' ({kind})"
+    monkeypatch.setattr(placement.versions, "sdk", lambda name: versions.SdkInstall(name, None, tmp_path / "w.mjs"))
+    monkeypatch.setattr(placement, "missing_capability", lambda kind: None)
+    containers = SimpleNamespace(problem=None)
+    services = SimpleNamespace(settings=SimpleNamespace(remote_hosts={}, backend=Backend(), store_url=None),
+                               lan=object(), lan_problem=None, containers=containers)
+    monkeypatch.setattr(placement, "node_problem", lambda: None)
+    for kind in ("namespace", "ssh", "container"):
+        assert on(kind).steps[1].host == "b" and placement.why_not_runnable(on(kind), services) is None
+    monkeypatch.setattr(placement, "node_problem", lambda: "/usr/bin/node needs libnode.so.109")
+    assert placement.why_not_runnable(on("container"), services) == (
+        "step 'B': the Node.js worker in a container: /usr/bin/node needs libnode.so.109")
+    assert placement.why_not_runnable(on("namespace"), services) is None  # the image's libraries are no matter there
     path = tmp_path / "runtime.toml"
     path.write_text(HEADER + '[hosts]\nb = "namespace"\n' + STEP_A.replace('name = "A"', 'name = "A"\nhost = "b"\nruntime = "1.0.92"'))
     with pytest.raises(UserError, match=r"field 'runtime' is set on host 'b': other runtime and SDK versions run on host "
-                                        r"'local' only \(the Node.js SDK also on a namespace host\)"):
+                                        r"'local' only \(the Node.js SDK on any host\)"):
         load(path)
+
+
+def test_a_restarted_container_runs_the_sdk_it_ran_before(tmp_path):
+    """A restart starts the same container, whose command is its first step's worker: a
+    restart step that names another SDK would be run by the one before, so it is refused."""
+    top = '[hosts]\nc = "container"\n'
+    first = '[[steps]]\nname = "A"\nhost = "c"\nhome = "anonymous"\nactions = ["create", "tell"]\n'
+
+    def restart(first_sdk: str, again_sdk: str) -> str:
+        path = tmp_path / "restart.toml"
+        path.write_text(HEADER + top + first.replace('name = "A"', f'name = "A"\n{first_sdk}')
+                        + f'[[steps]]\nname = "B"\nhost = "c"\nrestart = true\n{again_sdk}'
+                          'actions = ["resume", "ask"]\nexpect = "kept"\n')
+        return path
+
+    node = 'sdk = "node@1.0.14"\n'
+    assert [step.sdk for step in load(restart(node, node)).steps] == ["node@1.0.14", "node@1.0.14"]
+    with pytest.raises(UserError, match=r"field 'sdk' differs from step 'A''s, whose container this step restarts: "
+                                        r"a restarted container runs the worker it ran before \(sdk = the default\)"):
+        load(restart("", node))
+    with pytest.raises(UserError, match=r"field 'restart' differs from step 'A''s, .* \(sdk = node@1.0.14\)"):
+        load(restart(node, ""))
+
+
+def test_a_node_step_over_ssh_runs_the_node_worker_of_the_project_there_or_says_what_is_missing(tmp_path):
+    import subprocess
+
+    from handoff.hosts.base import PROJECT_ROOT
+    from handoff.hosts.ssh import SshHost, SshTarget
+
+    host = SshHost("b", SshTarget("root", "10.0.0.2", 22, "/h", str(tmp_path)), "127.0.0.1", 80)
+    assert host.worker_command() == f"cd {tmp_path} && exec .venv/bin/python -m handoff.worker"
+    node = host.worker_command(Launch(node_worker=PROJECT_ROOT / "sdks" / "node" / "worker.mjs"))
+    assert node.endswith("exec node sdks/node/worker.mjs")  # the project's worker on that machine, by its place there
+
+    def remote(path: str) -> subprocess.CompletedProcess:  # the remote shell, run here
+        return subprocess.run(["/bin/sh", "-c", node], capture_output=True, text=True, env={"PATH": path}, timeout=30)
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    no_node = remote(str(bin_dir))
+    assert no_node.returncode == 127
+    assert no_node.stderr.strip() == (f"root@10.0.0.2:{tmp_path}: no node on the PATH for the Node.js worker: "
+                                      f"install Node.js 20+ there")
+    (bin_dir / "node").write_text("#!/bin/sh\necho ran \"$@\"\n")
+    (bin_dir / "node").chmod(0o755)
+    not_set_up = remote(f"{bin_dir}:/usr/bin:/bin")
+    assert not_set_up.returncode == 127 and "the Node.js worker is not installed there: run make setup there" in (
+        not_set_up.stderr)
+    (tmp_path / "sdks" / "node" / "node_modules").mkdir(parents=True)
+    (tmp_path / "sdks" / "node" / "node_modules" / ".installed").write_text("")
+    ready = remote(f"{bin_dir}:/usr/bin:/bin")
+    assert (ready.returncode, ready.stdout) == (0, "ran sdks/node/worker.mjs\n")
+
+
+def test_a_node_step_in_a_container_runs_the_mounted_node_and_worker(tmp_path, monkeypatch):
+    from handoff.hosts import container
+
+    node = tmp_path / "node"
+    monkeypatch.setattr(container, "node_executable", lambda: node)
+    worker = tmp_path / "sdks" / "node" / "worker.mjs"
+    launch = Launch(node_worker=worker)
+    assert container.worker_command(launch) == (str(node), str(worker))
+    assert container.worker_command(Launch()) == ("python3.11", "-m", "handoff.worker")
+    runtime = tmp_path / "runtime" / "copilot"
+    python_mounts = container.software_mounts(runtime)
+    assert container.software_mounts(runtime, launch) == [*python_mounts, (node, node), (worker.parent, worker.parent)]
+
+
+@pytest.mark.parametrize(("ldd", "problem"), [
+    ("\tlinux-vdso.so.1 (0x1)\n\tlibdl.so.2 => /lib/x86_64-linux-gnu/libdl.so.2 (0x2)\n"
+     "\tlibstdc++.so.6 => /lib/x86_64-linux-gnu/libstdc++.so.6 (0x3)\n\tlibm.so.6 => /lib/libm.so.6 (0x4)\n"
+     "\tlibgcc_s.so.1 => /lib/libgcc_s.so.1 (0x5)\n\tlibpthread.so.0 => /lib/libpthread.so.0 (0x6)\n"
+     "\tlibc.so.6 => /lib/libc.so.6 (0x7)\n\t/lib64/ld-linux-x86-64.so.2 (0x8)\n", None),
+    ("\tlinux-vdso.so.1 (0x1)\n\tlibnode.so.109 => /lib/libnode.so.109 (0x2)\n\tlibuv.so.1 => /lib/libuv.so.1 (0x3)\n"
+     "\tlibc.so.6 => /lib/libc.so.6 (0x7)\n",
+     "/x/node needs libnode.so.109, libuv.so.1, which the worker image does not have"),
+])
+def test_a_node_that_links_libraries_the_image_lacks_is_named(monkeypatch, ldd, problem):
+    import subprocess
+    from pathlib import Path
+
+    from handoff.hosts import container
+
+    monkeypatch.setattr(container, "node_executable", lambda: Path("/x/node"))
+    monkeypatch.setattr(container.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, ldd, ""))
+    found = container.node_problem()
+    assert found == problem if problem is None else found.startswith(problem)
+    monkeypatch.setattr(container, "node_executable", lambda: None)
+    assert container.node_problem() == "the Node.js worker needs node on the PATH: install Node.js 20+"
