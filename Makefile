@@ -71,8 +71,10 @@ $(NODE_WORKER_STAMP): sdks/node/package.json sdks/node/package-lock.json
 
 runtimes: setup $(RUNTIME_STAMPS) $(SDK_STAMPS)
 
+# The ladder with the slow rungs (tagged "slow": a 200-turn history, about 20 s on its own),
+# which `handoff run` alone leaves out so that the quick ladder stays quick.
 handoff: setup
-	$(BIN)/handoff run $(ARGS)
+	$(BIN)/handoff run --slow $(ARGS)
 
 # The fault scenarios (scenarios/fault-*.toml, tagged "faults"): a nemesis kills, cuts
 # off, fills or corrupts, and the checker counts silent losses. Under a minute; not part

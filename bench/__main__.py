@@ -54,10 +54,10 @@ def options(argv: list[str]) -> argparse.Namespace:
                         help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
     parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
     parser.add_argument("--pairs", type=int, help="overhead: tool/bare pairs (default 5, quick 1)")
-    parser.add_argument("--history-sizes", type=_ints, help="history: turns per session (default 1,10,100,1000; quick 1,30)")
+    parser.add_argument("--history-sizes", type=_ints, help="history: turns per session (default 1,10,100,200,1000; quick 1,30)")
     parser.add_argument("--history-repeats", type=int, help="history: cold resumes per size (default 2, quick 1)")
     parser.add_argument("--history-deadline", type=float,
-                        help="history: seconds the build may take before the longest session is capped (default 45, "
+                        help="history: seconds the build may take before the longest session is capped (default 60, "
                              "quick 30)")
     parser.add_argument("--store-repeats", type=int, help="stores: handoffs per store (default 2, quick 1)")
     parser.add_argument("--matrix-runs", type=int, help="matrix: runs per --jobs setting (default 2, quick 1)")
@@ -101,9 +101,9 @@ def options(argv: list[str]) -> argparse.Namespace:
             setattr(chosen, name, fast if quick else full)
 
     default("pairs", 5, 1)
-    default("history_sizes", [1, 10, 100, 1000], [1, 30])
+    default("history_sizes", [1, 10, 100, 200, 1000], [1, 30])
     default("history_repeats", 2, 1)
-    default("history_deadline", 45.0, 30.0)
+    default("history_deadline", 60.0, 30.0)
     default("store_repeats", 2, 1)
     default("matrix_runs", 2, 1)
     default("matrix_scenarios", [], QUICK_MATRIX)

@@ -1,7 +1,7 @@
 """Benchmark 2: how a cold resume's cost grows with the session's history.
 
 One builder process (``bench/history_builder.py``) makes one session per size (1, 10,
-100 and 1000 turns by default) in one home, then exits. For every repeat, that home is copied afresh (so each
+100, 200 — the long-history rung's length — and 1000 turns by default) in one home, then exits. For every repeat, that home is copied afresh (so each
 resume starts from the same bytes, not from a log the previous resume appended to) and a
 NEW process, ``bench/bare_sdk.py ask``, resumes the session and asks for the fact told in
 turn 1. Its phase timings separate what a cold resume costs:
@@ -35,6 +35,7 @@ from bench.report import Section, Table
 from bench.stats import Summary, fit_line, fmt
 
 BUILD_TIMEOUT_MARGIN = 120.0
+RUNG_TURNS = 200  # the long-history rung's length: its resume's cost is a finding of its own
 
 
 @dataclass
@@ -143,13 +144,30 @@ async def run(bench: Bench, sizes: list[int], repeats: int, build_deadline: floa
     return section
 
 
+def _rung(built: list[Built], results: dict[int, Resumes]) -> list[str]:
+    """What the long-history rung's resume costs (scenarios/long-history-200-turns.toml:
+    200 turns, the fact in turn 1, resumed in a new process), when its length was built."""
+    item = next((b for b in built if b.turns == RUNG_TURNS), None)
+    if item is None:
+        return []
+    r = results[item.size]
+    to_resumed, resume, ask = Summary.of(r.to_resumed), Summary.of(r.resume), Summary.of(r.ask)
+    if to_resumed is None or resume is None or ask is None:
+        return []
+    return [f"The long-history rung's length ({RUNG_TURNS} turns, `long-history-200-turns`): a cold resume in a new "
+            f"process took {to_resumed.median:.0f} ms from process start to resumed, of which the resume call "
+            f"{resume.median:.0f} ms, and the ask after it {ask.median:.0f} ms (medians of {len(r.resume)}; fact kept "
+            f"{sum(r.kept)}/{len(r.kept)}); building those {RUNG_TURNS} turns in one process took "
+            f"{item.build_ms / 1000:.1f} s."]
+
+
 def _findings(built: list[Built], results: dict[int, Resumes]) -> list[str]:
     points = [(b, Summary.of(results[b.size].resume), Summary.of(results[b.size].before_resume),
                Summary.of(results[b.size].ask)) for b in built]
     points = [p for p in points if p[1] is not None]
     if len(points) < 2:
         return []
-    findings = []
+    findings = _rung(built, results)
     turns = [float(b.turns) for b, *_ in points]
     resume_fit = fit_line(turns, [r.median for _, r, _, _ in points])
     log_fit = fit_line(turns, [float(b.log_bytes) for b, *_ in points])

@@ -30,6 +30,9 @@ QUESTION_PATTERN = re.compile(r"Which (?P<topic>.+?) did I say was my favourite\
 LOOKUP_PATTERN = re.compile(r"Look up my favourite (?P<topic>.+?) with the (?P<tool>\w+) tool\. Reply with just OK\.")
 # How a tool's result, or a summary the witness writes when the runtime compacts, states
 # the fact: the words of ``Fact.stated_text`` after a short lead-in.
+# The topic of a long history's filler turns (a step's ``fill``): another topic than the
+# fact's, so the only statement of the fact stays the turn that told it.
+FILLER_TOPIC = "filler item"
 STATED_PATTERN = re.compile(r"my favourite (?P<topic>.+?) is '(?P<value>(?:[^'\\]|\\.)*)'\.", re.DOTALL)
 
 
@@ -65,6 +68,12 @@ class Fact:
         if topic != self.topic:
             return f"Found nothing about a favourite {topic}."
         return f"Found: {self.stated_text}."
+
+    def filler_prompt(self, number: int) -> str:
+        """The ``number``-th filler turn of a long history: a remember prompt (answered OK)
+        about a topic that is never this fact's, whatever topic a run chose."""
+        topic = FILLER_TOPIC if self.topic != FILLER_TOPIC else f"other {FILLER_TOPIC}"
+        return Fact(str(number), topic).remember_prompt
 
     @property
     def stated_text(self) -> str:

@@ -126,6 +126,8 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     tools: tuple[str, ...] = ()
     # AppSetting -> SettingValue: what to pass on every create and resume besides the provider.
     settings: dict[str, str] = {}
+    # How many turns each ``fill`` action takes (a long history's filler turns).
+    filler_turns: int = 0
 
     def __repr__(self) -> str:  # never show the secrets, whoever prints a spec
         return f"WorkerSpec(scenario={self.scenario!r}, step={self.step!r}, host={self.host!r}, actions={self.actions!r})"
@@ -171,6 +173,7 @@ class ActionDone(_Event, tag="action"):
     listed: tuple[str, ...] | None = None  # list, resume-most-recent: the ids listed
     registered: tuple[str, ...] | None = None  # discover: the ids the registry lists
     reused: bool = False  # a guarded create that continued an existing session
+    turns: int | None = None  # fill: the filler turns it took, each answered
 
 
 class Turn(_Event, tag="turn"):

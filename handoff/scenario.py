@@ -43,6 +43,9 @@ needing one that is not installed is skipped with the command that installs it.
 session's lease run out on its lease clock, the time guarded workers take and judge leases
 at: it stands still while a worker starts, so a lease never expires because a runtime was
 slow to start, and moves only when a step asks for it.
+``filler_turns = 199`` with the action ``fill`` makes a long history: that many turns
+about another topic, not judged. ``tags = ["slow"]`` keeps a long scenario out of
+``handoff run``'s ladder (``--slow`` and ``make handoff`` run it).
 At the top, ``turn_timeout`` is how long the SDK waits for an answer (default 60 s), and
 ``known_good = ["1.0.102 -> 1.0.92"]`` declares resumes the guard lets through although
 the resuming runtime is older than the session's last writer.
@@ -67,7 +70,9 @@ from handoff.words import Action, HomeKind, HostKind, StepProvider, StepSession,
 # on its own clock, so no verdict depends on how long a process took to start.
 LEASE_EXPIRED = "lease-expired"  # the session's lease has run out on the coordinator's lease clock
 AFTER = (LEASE_EXPIRED,)
-TAGS = ("faults",)  # a tagged scenario runs only when its tag is asked for (handoff run --faults)
+# A tagged scenario runs only when its tag is asked for: "faults" by handoff run --faults,
+# "slow" (a long one, kept out of the quick ladder) by handoff run --slow and make handoff.
+TAGS = ("faults", "slow")
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,7 @@ class Step:
     # left out is passed as the tool always passes it (the SDK's default, the model named)
     settings: tuple[tuple[str, str], ...] = ()
     summary: str | None = None  # what the witness's compaction summary keeps (Summary); None: keep
+    filler_turns: int = 0  # how many turns each "fill" action takes (a long history)
 
     @property
     def asks(self) -> bool:

@@ -40,6 +40,7 @@ from handoff.words import (
 )
 
 MAX_HEAL_SECONDS = 600.0  # a fault healed after a delay: seconds, not hours
+MAX_FILLER_TURNS = 2000  # a history longer than this takes minutes to build: measure it with make bench
 MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # A step's name and a scenario's (its file's stem) name directories and files of the run
@@ -90,7 +91,8 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
                                 f"to let the session's lease run out first, write after = \"{LEASE_EXPIRED}\"")
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
-                         "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings", "summary"})
+                         "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings", "summary",
+                         "filler_turns"})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -115,6 +117,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         tools=_tools(read),
         settings=_settings(read),
         summary=read.get("summary", str, None, tuple(Summary)),
+        filler_turns=_filler_turns(read, actions),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
@@ -130,10 +133,22 @@ def _actions(read: Fields) -> tuple[str, ...]:
     for action in actions:
         if not isinstance(action, str) or action not in ACTIONS:
             raise read.fail("actions", f"has unknown action {action!r} (known: {', '.join(ACTIONS)})")
-    first_turn = next((i for i, a in enumerate(actions) if a in TURN_ACTIONS), None)
+    first_turn = next((i for i, a in enumerate(actions) if a in TURN_ACTIONS or a == Action.FILL), None)
     if first_turn is not None and not any(a in OPENING_ACTIONS for a in actions[:first_turn]):
         raise read.fail("actions", f"has the turn {actions[first_turn]!r} before any create or resume")
     return tuple(actions)
+
+
+def _filler_turns(read: Fields, actions: tuple[str, ...]) -> int:
+    """How many turns a "fill" takes: given exactly when the step fills (a count without a
+    fill, or a fill without a count, is a mistake, not a default)."""
+    turns = read.get("filler_turns", int, 0)
+    if Action.FILL in actions and not 1 <= turns <= MAX_FILLER_TURNS:
+        raise read.fail("filler_turns", f"must be from 1 to {MAX_FILLER_TURNS} with a \"fill\" action (the turns it "
+                                        f"takes), got {turns}")
+    if Action.FILL not in actions and "filler_turns" in read.table:
+        raise read.fail("filler_turns", "is set, but the step's actions have no \"fill\"")
+    return turns
 
 
 def _tools(read: Fields) -> tuple[str, ...]:

@@ -109,6 +109,9 @@ class Action(StrEnum):
     HOLD = "hold"  # stop here and report 'holding' until the coordinator's faults are in (a fault at = "hold")
     # Start a new runtime in this process (the old one died, or is left behind); reopen nothing.
     RESTART_RUNTIME = "restart-runtime"
+    # Turns that make a long history: the step's ``filler_turns`` remember prompts about
+    # another topic, each answered; none is judged (the fact stays in the turn before them).
+    FILL = "fill"
 
 
 ACTIONS = tuple(Action)  # (a plain string is looked up in a tuple of members by equality)

@@ -30,6 +30,7 @@ class MatrixOptions:
     names: list[str]
     runs_dir: Path
     faults: bool = False  # the fault scenarios instead of the ladder
+    slow: bool = False  # the slow-tagged scenarios too (a 200-turn history): make handoff's matrix
     fact: str = DEFAULT_VALUE
     topic: str = DEFAULT_TOPIC
     jobs: int = 1
@@ -68,7 +69,12 @@ def run_matrix(options: MatrixOptions, say: Say, note: Say) -> Executed:
 def _chosen(options: MatrixOptions) -> list[Scenario]:
     if options.faults and options.names:
         raise UserError("--faults runs the fault scenarios; name scenarios without it, or give --faults alone")
-    return scenario_files.tagged("faults") if options.faults else scenario_files.select(options.names)
+    # --slow adds to what runs when no scenario is named; a named one runs whatever its tags
+    # (so `make handoff ARGS="cross-process"` runs just that one)
+    also = ("slow",) if options.slow else ()
+    if options.faults:
+        return [s for s in scenario_files.select([], tags=("faults", *also)) if "faults" in s.tags]
+    return scenario_files.select(options.names, tags=also)
 
 
 def _check_places(options: MatrixOptions) -> None:

@@ -20,14 +20,18 @@ from handoff.words import Command
 
 
 def list_scenarios() -> None:
-    """List the scenarios in the default matrix, in ladder order, then the fault scenarios."""
+    """List the scenarios in the default matrix, in ladder order, then the slow and the fault scenarios."""
     try:
-        loaded, faults = scenario_files.select([]), scenario_files.tagged("faults")
+        loaded, faults, slow = scenario_files.select([]), scenario_files.tagged("faults"), scenario_files.tagged("slow")
     except UserError as error:
         raise fail(str(error), 2)
-    width = max((len(item.name) for item in loaded + faults), default=0) + 2
+    width = max((len(item.name) for item in loaded + faults + slow), default=0) + 2
     for item in loaded:
         typer.echo(f"{item.name:{width}}{item.title}")
+    if slow:
+        typer.echo("\nSlow scenarios (handoff run --slow, make handoff):")
+        for item in slow:
+            typer.echo(f"{item.name:{width}}{item.title}")
     if faults:
         typer.echo("\nFault scenarios (handoff run --faults):")
         for item in faults:

@@ -50,6 +50,8 @@ def run(
     html_path: HtmlOption = None,
     faults: Annotated[bool, typer.Option("--faults", help="Run the fault scenarios (a nemesis kills, cuts off, "
                                          "fills or corrupts; docs/faults.md) instead of the ladder.")] = False,
+    slow: Annotated[bool, typer.Option("--slow", help="Also run the scenarios tagged slow (a 200-turn history; "
+                                       "make handoff gives it).")] = False,
 ) -> None:
     """Run scenarios and print the table of which turns kept the context.
 
@@ -59,7 +61,7 @@ def run(
     .state/runs/ (`handoff runs`, `handoff report`, `handoff diff`)."""
     from handoff.app.matrix import MatrixOptions, kept_sessions, run_matrix
 
-    options = MatrixOptions(names or [], runs_dir or RUNS_DIR, faults=faults, fact=fact, topic=topic, jobs=jobs,
+    options = MatrixOptions(names or [], runs_dir or RUNS_DIR, faults=faults, slow=slow, fact=fact, topic=topic, jobs=jobs,
                             hosts=host or [], store=store, backend=backend, model=model, provider_url=provider_url,
                             api_key_env=api_key_env, spawn_workers=spawn_workers, engine=engine, keep=keep,
                             json_path=json_path, html_path=html_path)

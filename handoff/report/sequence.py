@@ -189,6 +189,7 @@ class _StepMessages:
         # Requests the witness recorded for a turn the worker never reported (it was
         # killed while the runtime wrote the answer): drawn where they happened in time.
         self.unreported = list(step.unreported)
+        self.filler = step.filler  # the witness's records of the step's filler turns (a "fill")
 
     def say(self, source: str, target: str, label: str, kind: str, fact: FactMark | None = None) -> None:
         self.out.append(Message(source, target, cut(label), kind, self.step.step, fact, full=" ".join(label.split())))
@@ -274,8 +275,28 @@ class _StepMessages:
             self.say(r, w, f"→ {len(done.listed or ())} session(s)", "reply")
         elif action == Action.DISCOVER:
             self.say(w, s, f"registry: newest of {len(done.registered or ())} session(s)", "call")
+        elif action == Action.FILL:
+            self._fill(done)
         else:
             self.say(w, r, action, "call")
+
+    def _fill(self, done: ActionDone) -> None:
+        """A long history's filler turns, drawn as one exchange: how many requests, how
+        long their conversations grew, and in how many the fact told before them still was."""
+        w, r = self.worker, self.runtime
+        self.say(w, r, f"send_and_wait × {done.turns}: filler turns ({done.ms} ms)", "call")
+        seen = self.filler
+        if not self.backend.seen_on_the_wire:
+            self.say(r, MODEL, f"{done.turns} requests (not recorded)", "request")
+        elif not seen:
+            self.say(r, r, "the model has no record of these turns", "error")
+        else:
+            sizes = sorted(e.messages_received for e in seen)
+            carried = sum(1 for e in seen if e.fact_sent)
+            self.say(r, MODEL, f"{len(seen)} requests: {sizes[0]}–{sizes[-1]} messages, with the fact in {carried} "
+                               f"of {len(seen)}", "request", FactMark(self.fact, carried == len(seen)))
+        self.say(MODEL, r, f"{done.turns} answers", "answer")
+        self.say(r, self.store, "turns appended to the log", "write")
 
     def _loaded(self, done: ActionDone) -> str:
         """The event count is known for the step's last resume only (the log's summary at its end)."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from handoff.fact import Fact
 from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents, StepRecord
 from handoff.witness.evidence import Evidence
+from handoff.witness.tags import is_filler_turn
 from handoff.words import turns_in
 
 
@@ -31,6 +32,7 @@ class StepHistory:
     first_turn: int  # the scenario's number for the step's own turn 1
     requests: dict[int, tuple[Evidence, ...]]  # the witness's records of each turn, by the step's own number
     unreported: tuple[Evidence, ...]  # its records of turns the worker never reported (killed meanwhile), by time
+    filler: tuple[Evidence, ...] = ()  # its records of its filler turns (a "fill"), by time: no judged turn's
 
     @property
     def name(self) -> str:
@@ -91,9 +93,11 @@ def _step(record: StepRecord, first_turn: int, evidence: list[Evidence]) -> Step
         if number is not None:
             requests.setdefault(number, []).append(seen)
     reported = {turn.turn for turn in said.turns}
-    unreported = sorted((e for e in evidence if _turn_number(e.turn) not in reported), key=lambda e: e.at)
+    filler = sorted((e for e in evidence if is_filler_turn(e.turn)), key=lambda e: e.at)
+    unreported = sorted((e for e in evidence if _turn_number(e.turn) not in reported and not is_filler_turn(e.turn)),
+                        key=lambda e: e.at)
     return StepHistory(record, said, first_turn, {turn: tuple(seen) for turn, seen in requests.items()},
-                       tuple(unreported))
+                       tuple(unreported), tuple(filler))
 
 
 def _turn_number(turn: str | None) -> int | None:

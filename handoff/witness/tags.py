@@ -15,6 +15,9 @@ TAG_HEADERS = {
     "host": "x-handoff-host",
     "turn": "x-handoff-turn",
 }
+# What a filler turn's turn header says (a long history's, Action.FILL): not a number, so
+# no judged turn of its step is joined to it.
+FILLER_TURN_PREFIX = "fill-"
 # The exact text that states the scenario's fact, percent-encoded (headers are ASCII).
 FACT_HEADER = "x-handoff-fact"
 # What the witness's compaction summary keeps (a Summary: keep or drop); without it, keep.
@@ -40,3 +43,12 @@ def request_tags(scenario: str, step: str, host: str, fact: Fact, run_token: str
     tags = {TAG_HEADERS["scenario"]: scenario, TAG_HEADERS["step"]: step, TAG_HEADERS["host"]: host,
             FACT_HEADER: url_quote(fact.stated_text)}
     return {**tags, RUN_HEADER: run_token} if run_token else tags
+
+
+def filler_turn(number: int) -> str:
+    """The turn header of a step's ``number``-th filler turn."""
+    return f"{FILLER_TURN_PREFIX}{number}"
+
+
+def is_filler_turn(turn: str | None) -> bool:
+    return bool(turn) and turn.startswith(FILLER_TURN_PREFIX)

@@ -34,7 +34,7 @@ from handoff.protocol import (
 )
 from handoff.runtime_locator import locate_runtime
 from handoff.stores.database import redacted
-from handoff.witness.tags import TAG_HEADERS
+from handoff.witness.tags import TAG_HEADERS, filler_turn
 from handoff.worker.model import model_source
 from handoff.worker.sdk import SDK_VERSION, Runtime
 from handoff.worker.sessions import GuardedSessions, Sessions
@@ -138,7 +138,7 @@ class Interpreter:
         return True
 
     async def _do(self, action: str) -> bool:
-        needs_session = action in TURN_ACTIONS or action in (Action.CLOSE, Action.COMPACT)
+        needs_session = action in TURN_ACTIONS or action in (Action.CLOSE, Action.COMPACT, Action.FILL)
         if needs_session and self.session is None:
             self.emit(Skipped(t=time.time(), action=action, reason="no open session"))
             return False
@@ -235,6 +235,16 @@ class Interpreter:
         prompt names the tool whether this worker registered it or not: a model may call a
         tool the session no longer has, and what the runtime does then is measured."""
         await self._turn(TurnKind.TELL, self.fact.lookup_prompt(AppTool.LOOKUP_FAVOURITE))
+
+    async def _fill(self) -> dict:
+        """A long history: the step's filler turns, one after another in this process (a
+        worker per turn would measure process starts, not the history). They are not the
+        step's judged turns: each request is tagged as filler (``fill-N``), so the witness
+        still records what it carried (whether the fact told before them was still sent)."""
+        for number in range(1, self.spec.filler_turns + 1):
+            tags = {TAG_HEADERS["turn"]: filler_turn(number)} if self.backend.seen_on_the_wire else {}
+            await self.runtime.send(self.session, self.fact.filler_prompt(number), tags, self.spec.turn_timeout)
+        return {"turns": self.spec.filler_turns}
 
     async def _ask(self) -> None:
         await self._turn(TurnKind.ASK, self.fact.question_prompt)
