@@ -200,7 +200,7 @@ def _step_rules(read: Fields, step: Step, scenario_id: str | None) -> None:
 
 
 def _node_rules(read: Fields, step: Step) -> None:
-    """What the Node.js worker cannot do (the Python worker's guard, registry, holds and
+    """What the Node.js worker cannot do (the Python worker's guard, app tools and settings, holds and
     second runtime), refused before a run rather than reported by the worker during one."""
     cannot = [action for action in step.actions if action not in NODE_WORKER_ACTIONS]
     if cannot:
@@ -322,9 +322,6 @@ def load(path: Path) -> Scenario:
         if any(KINDS[plan.kind].needs == Needs.POSTGRES for plan in step.faults) and store != StoreKind.POSTGRES:
             raise UserError(f"{path}: step '{step.name}': field 'faults' has a fault of the database server, "
                             f"but the scenario's store is '{store}': set store = \"postgres\"")
-        if is_node(step.sdk) and store != StoreKind.HOME:
-            raise UserError(f"{path}: step '{step.name}': field 'sdk' is {step.sdk!r}, but the scenario's store is "
-                            f"'{store}': the Node.js worker keeps sessions in its home only (store = \"home\")")
     tags = read.get("tags", list, [])
     if any(tag not in TAGS for tag in tags):
         raise read.fail("tags", f"may hold {', '.join(TAGS)}, got {tags!r}")

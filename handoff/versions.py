@@ -43,9 +43,10 @@ NODE_SDK_PACKAGE = "@github/copilot-sdk"
 NODE_PREFIX = f"{SdkLanguage.NODE}@"
 NODE_INSTALL_COMMAND = "make setup"
 # What sdks/node/worker.mjs does; it reports every other action as an error event (the
-# guard, the registry, holds and a second runtime are the Python worker's).
+# guard, holds and a second runtime are the Python worker's).
 NODE_WORKER_ACTIONS = frozenset({Action.CREATE, Action.CREATE_WITHOUT_ID, Action.RESUME, Action.RESUME_MOST_RECENT,
-                                 Action.TELL, Action.ASK, Action.CLOSE, Action.METADATA, Action.LIST})
+                                 Action.TELL, Action.ASK, Action.CLOSE, Action.METADATA, Action.LIST,
+                                 Action.DISCOVER})
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 

@@ -169,6 +169,7 @@ class ContainerHost(Host):
             "NODE_COMPILE_CACHE": f"{USER_INSIDE}/.cache/node-compile-cache",
             owners.OWNER_VARIABLE: os.environ.get(owners.OWNER_VARIABLE, str(os.getpid())), NAME_VARIABLE: name,
             "HANDOFF_LIFELINE": self.setup.lifeline,
+            "HANDOFF_PYTHON": PYTHON,  # the Node.js worker's store bridge runs on the image's Python
         }
         options = ["--name", name, "--hostname", f"ctr-{self.name}-{len(self._containers) + 1}", "--interactive",
                    "--pull", "never", "--stop-timeout", "0", "--network", self.setup.network, "--workdir", USER_INSIDE,

@@ -5,14 +5,17 @@
 // one `finished`; it never crashes to its parent. Every event it writes is checked
 // against the protocol's JSON Schema (handoff/protocol.schema.json) by
 // tests/e2e/test_node_worker.py. It does the raw SDK's actions (create, resume, turns,
-// close, metadata, list); what only the Python worker can do (the guard, a database
-// store, fault holds, a second runtime) it reports as an `error` event and does not try.
+// close, metadata, list, discover), keeps a database store's sessions through the SDK's
+// SessionFs provider and writes the registry (store.mjs, through the project's store
+// bridge); what only the Python worker can do (the guard, fault holds, a second runtime)
+// it reports as an `error` event and does not try.
 //
 // Anything else that writes to stdout would break the protocol, so console.log is sent to
 // stderr, and events go straight to file descriptor 1.
 
 import { readFileSync, readSync, writeSync } from "node:fs";
 import dgram from "node:dgram";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 
@@ -20,6 +23,7 @@ import { CopilotClient, RuntimeConnection, approveAll } from "@github/copilot-sd
 
 import { questionPrompt, rememberPrompt } from "./fact.mjs";
 import { report } from "./eventlog.mjs";
+import { SESSION_FS, StoreBridge } from "./store.mjs";
 
 const LANGUAGE = "node";
 // The SDK's package.json is not among its exports: it is read where npm installed it, beside this file.
@@ -38,12 +42,15 @@ const RUNTIME_STOP_MS = 10_000; // stopping a runtime that died may never answer
 const NOT_HERE = {
   mint: "the guard (minting ids) is the Python worker's",
   "mint-for-key": "the guard (minting ids) is the Python worker's",
-  discover: "the registry is the Python worker's",
   "concurrent-resume-and-ask": "a second runtime in one worker is the Python worker's",
   hold: "fault holds are the Python worker's",
   "restart-runtime": "restarting the runtime is the Python worker's",
 };
 const NEEDS_SESSION = new Set(["tell", "ask", "close"]);
+// handoff/worker/lifeline.py's: the variable, how long to try, and the exit code.
+const LIFELINE_VARIABLE = "HANDOFF_LIFELINE";
+const LIFELINE_CONNECT_MS = 10_000;
+const LIFELINE_LOST = 75;
 
 console.log = console.info = console.debug = console.error; // stdout is the protocol's alone
 
@@ -139,6 +146,35 @@ function cpuSeconds() {
   }
 }
 
+// In a container the worker is not the coordinator's child: it holds the run's lifeline
+// (handoff/containers/lifeline.py) and exits when it closes, as the Python worker does
+// (handoff/worker/lifeline.py); as the container's first process, its end ends the rest.
+async function holdLifeline() {
+  const address = process.env[LIFELINE_VARIABLE];
+  if (!address) return;
+  const at = address.lastIndexOf(":");
+  const host = address.slice(0, at), port = Number(address.slice(at + 1));
+  const lost = (why) => {
+    process.stderr.write(`worker: ${why}; exiting\n`);
+    process.exit(LIFELINE_LOST);
+  };
+  const deadline = Date.now() + LIFELINE_CONNECT_MS;
+  for (;;) {
+    const socket = await new Promise((resolve) => {
+      const trying = net.connect({ host, port }, () => resolve(trying));
+      trying.once("error", () => resolve(null));
+    });
+    if (socket) {
+      socket.on("data", () => {});
+      socket.on("close", () => lost("the run that started this worker has ended"));
+      socket.unref(); // it must not keep the worker alive once its work is done
+      return;
+    }
+    if (Date.now() > deadline) lost(`cannot reach the run at ${address}: it has ended`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 function eventsLog(home, sessionId) {
   try {
     return readFileSync(path.join(home, "session-state", sessionId, "events.jsonl"), "utf8");
@@ -148,13 +184,10 @@ function eventsLog(home, sessionId) {
 }
 
 // What in the spec this worker cannot honour: the step is then not run at all, rather
-// than run without what it asked for. A registry given to a raw step is the app's
-// bookkeeping (who made and resumed a session), which only a guarded step reads: this
-// worker leaves it as it is, so the registry does not list its creates and resumes.
+// than run without what it asked for.
 function unsupported(spec) {
   const missing = [];
   if (spec.guarded) missing.push("a guarded step (the gate is the Python worker's)");
-  if (spec.store) missing.push("a database store (SessionFs to a database is the Python worker's)");
   if ((spec.holds ?? []).length) missing.push("fault holds");
   return missing;
 }
@@ -166,6 +199,8 @@ class Worker {
     this.sessionId = spec.session_id ?? null;
     this.session = null;
     this.turns = 0;
+    this.runtimeVersion = "";
+    this.bridge = null; // the store bridge, when the spec names a database store or a registry
     const settings = modelSettings(spec);
     this.model = settings.model;
     this.provider = settings.provider;
@@ -174,21 +209,35 @@ class Worker {
       baseDirectory: this.home,
       gitHubToken: settings.gitHubToken,
       useLoggedInUser: false,
+      sessionFs: spec.store ? SESSION_FS : undefined,
     });
   }
 
   sessionConfig() {
-    return { model: this.model, provider: this.provider, streaming: false, onPermissionRequest: approveAll };
+    const config = { model: this.model, provider: this.provider, streaming: false, onPermissionRequest: approveAll };
+    if (this.spec.store) config.createSessionFsProvider = (session) => this.bridge.provider(session.sessionId);
+    return config;
+  }
+
+  // The registry's bookkeeping of a raw step (handoff/worker/sessions.py's Sessions): who
+  // made a session, where, with which runtime and SDK; who resumed it; each turn's prompt.
+  async registered(op, ...args) {
+    if (this.bridge?.hasRegistry) await this.bridge.call(op, this.sessionId, ...args);
+  }
+
+  async storedLog() {
+    return this.spec.store ? this.bridge.eventsLog(this.sessionId) : eventsLog(this.home, this.sessionId);
   }
 
   async run() {
     const started = performance.now();
+    if (this.spec.store || this.spec.registry) this.bridge = await StoreBridge.open(this.spec, this.home);
     await this.client.start();
-    const runtimeVersion = (await this.client.getStatus()).version;
+    const runtimeVersion = this.runtimeVersion = (await this.client.getStatus()).version;
     emit({
       event: "ready", t: now(), pid: process.pid, hostname: os.hostname(),
       address: await addressTowards(this.spec.witness_url), home: this.home, runtime_version: runtimeVersion,
-      sdk_version: SDK_NAME, sdk_language: LANGUAGE, runtime_start_ms: msSince(started), store: null,
+      sdk_version: SDK_NAME, sdk_language: LANGUAGE, runtime_start_ms: msSince(started), store: this.bridge?.store ?? null,
     });
     let ok = true;
     try {
@@ -205,7 +254,8 @@ class Worker {
     } finally {
       ok = (await this.stop()) && ok;
     }
-    if (this.sessionId) emit(report(this.sessionId, eventsLog(this.home, this.sessionId), now()));
+    if (this.sessionId) emit(report(this.sessionId, await this.storedLog(), now()));
+    this.bridge?.close();
     return ok;
   }
 
@@ -271,6 +321,7 @@ class Worker {
     const seenOnTheWire = (this.spec.backend?.kind ?? "witness") !== "copilot";
     const requestHeaders = seenOnTheWire ? { [TURN_HEADER]: String(this.turns) } : {};
     const reply = await this.session.sendAndWait({ prompt, requestHeaders }, (this.spec.turn_timeout ?? 60) * 1000);
+    await this.registered("turned", prompt);
     emit({
       event: "turn", t: now(), turn: this.turns, kind, session_id: this.sessionId, prompt,
       answer: reply?.data?.content ?? null, ms: msSince(started),
@@ -284,14 +335,17 @@ Worker.prototype.actions = {
     if (this.sessionId) config.sessionId = this.sessionId;
     this.session = await this.client.createSession(config);
     this.sessionId = this.session.sessionId;
+    await this.registered("created", this.spec.owner ?? "alice", os.hostname(), this.runtimeVersion, SDK_NAME);
   },
   async "create-without-id"() {
     this.session = await this.client.createSession(this.sessionConfig());
     this.sessionId = this.session.sessionId;
+    await this.registered("created", this.spec.owner ?? "alice", os.hostname(), this.runtimeVersion, SDK_NAME);
   },
   async resume() {
     if (!this.sessionId) throw new Error("no session id to resume");
     this.session = await this.client.resumeSession(this.sessionId, this.sessionConfig());
+    await this.registered("resumed", os.hostname(), this.runtimeVersion, SDK_NAME);
   },
   async "resume-most-recent"() {
     const stored = await this.client.listSessions();
@@ -299,7 +353,18 @@ Worker.prototype.actions = {
     const latest = stored.reduce((a, b) => (b.modifiedTime > a.modifiedTime ? b : a));
     this.sessionId = latest.sessionId;
     this.session = await this.client.resumeSession(this.sessionId, this.sessionConfig());
+    await this.registered("resumed", os.hostname(), this.runtimeVersion, SDK_NAME);
     return { listed: stored.map((s) => s.sessionId) };
+  },
+  // The registry's sessions, most recently active first (not the runtime's index): the
+  // first becomes this step's session. Only a database store's registry is searched, as
+  // in the Python worker.
+  async discover() {
+    if (!this.spec.store) throw new Error("discover needs a database store with a registry");
+    const registered = await this.bridge.call("registered", "");
+    if (!registered.length) throw new Error("the registry lists no sessions");
+    this.sessionId = registered[0];
+    return { registered };
   },
   async tell() {
     await this.turn("tell", rememberPrompt(this.spec.fact_topic, this.spec.fact_value));
@@ -337,6 +402,7 @@ function withoutSecrets(text, spec) {
 }
 
 async function main() {
+  await holdLifeline();
   let spec;
   try {
     spec = JSON.parse(specLine());

@@ -20,6 +20,9 @@ from handoff.eventlog import events_path, report
 from handoff.hosts.base import USER_DIRS, worker_env
 from handoff.protocol import ActionDone, ActionFailed, EventLog, Finished, Ready, Skipped, Turn, WorkerSpec, decode
 from handoff.runtime_locator import PROJECT_ROOT, locate_runtime
+from handoff.stores.database import connect, sqlite_url
+from handoff.stores.files import SessionFiles
+from handoff.stores.registry import Registry
 from handoff.witness.evidence import read_evidence
 from handoff.witness.tags import request_tags
 from handoff.words import SdkLanguage
@@ -144,6 +147,70 @@ def test_what_the_node_worker_cannot_do_is_an_error_event_not_a_crash(tmp_path, 
     assert [e.action for e in of(guarded, Skipped)] == ["create"]
 
 
+@pytest.mark.parametrize("first, second", [(SdkLanguage.PYTHON, SdkLanguage.NODE), (SdkLanguage.NODE, SdkLanguage.PYTHON)],
+                         ids=["python-to-node", "node-to-python"])
+def test_a_session_one_sdk_kept_in_the_database_store_the_other_resumes_from_an_empty_home(
+        tmp_path, witness, event_schema, first, second):
+    """Through the SDKs' SessionFs providers (the Node.js one's backed by the project's store
+    code over the store bridge): the session's files are rows of the SQLite store, neither
+    home holds them, and the registry in the same database says which SDK made the session
+    and which resumed it."""
+    url, evidence = witness
+    store = sqlite_url(tmp_path / "store.db")
+    session_id = f"handoff-store-{first}-{second}"
+    homes = {step: tmp_path / f"home-{step}" for step in "AB"}
+    made = run_worker(first, spec(f"store-{first}-A", homes["A"], url, ("create", "tell", "close"), session_id,
+                                  store=store), event_schema)
+    resumed = run_worker(second, spec(f"store-{first}-B", homes["B"], url, ("resume", "ask", "close"), session_id,
+                                      store=store), event_schema)
+    for events in (made, resumed):
+        assert of(events, Ready)[0].store == store and of(events, ActionFailed) == [] and events[-1].ok is True
+    assert [home for home in homes.values() if (home / "session-state" / session_id).exists()] == []
+    assert OTHER_FACT.is_in(of(resumed, Turn)[0].answer) and sent_the_fact(evidence, f"store-{first}-B") == [True]
+    logged = of(resumed, EventLog)[0]
+    assert logged.found is True and logged.closed_before_resume is True
+    assert logged.resume_event_count == logged.events_before_resume
+    database = connect(store, read_only=True)
+    try:
+        [registered] = Registry.existing(database).sessions()
+        stored = SessionFiles(database, session_id, "/nowhere").read_events()
+    finally:
+        database.close()
+    sdks = {SdkLanguage.PYTHON: versions.DEFAULT_SDK, SdkLanguage.NODE: versions.pinned_node_sdk()}
+    assert (registered.session_id, registered.created_sdk, registered.sdk_version) == (session_id, sdks[first],
+                                                                                       sdks[second])
+    assert registered.turns == 2 and registered.last_resumed_on is not None
+    # The worker's summary of the log is the stored log's, whichever SDK read it back.
+    assert msgspec.structs.replace(logged, t=0) == msgspec.structs.replace(
+        report(session_id, stored.encode("utf-8")), t=0)
+
+
+def test_the_node_worker_writes_the_registry_beside_a_home_and_discovers_from_a_database(tmp_path, witness,
+                                                                                      event_schema):
+    url, _ = witness
+    registry = sqlite_url(tmp_path / "registry.db")
+    made = run_worker(SdkLanguage.NODE, spec("registry-A", tmp_path / "home", url, ("create", "tell", "close"),
+                                             "handoff-registry-node", registry=registry, owner="carol"), event_schema)
+    assert of(made, Ready)[0].store is None  # a registry file is not a store: the session is in the home
+    database = connect(registry, read_only=True)
+    try:
+        [registered] = Registry.existing(database).sessions()
+    finally:
+        database.close()
+    assert (registered.owner, registered.created_sdk, registered.turns) == ("carol", versions.pinned_node_sdk(), 1)
+    assert registered.created_on == of(made, Ready)[0].hostname
+    store = sqlite_url(tmp_path / "store.db")
+    run_worker(SdkLanguage.PYTHON, spec("discover-A", tmp_path / "a", url, ("create", "tell", "close"),
+                                        "handoff-discovered", store=store), event_schema)
+    found = run_worker(SdkLanguage.NODE, spec("discover-B", tmp_path / "b", url, ("discover", "resume", "ask"),
+                                              store=store), event_schema)
+    assert of(found, ActionDone)[0].registered == ("handoff-discovered",)
+    assert OTHER_FACT.is_in(of(found, Turn)[0].answer)
+    in_home = run_worker(SdkLanguage.NODE, spec("discover-home", tmp_path / "c", url, ("discover",),
+                                                registry=registry), event_schema)
+    assert [e.message for e in of(in_home, ActionFailed)] == ["discover needs a database store with a registry"]
+
+
 @pytest.mark.parametrize(("scenario", "step", "where"), [("cross-sdk-container", "B", "ctr-b-1"),
                                                          ("cross-sdk-machine", "B", "host-b"),
                                                          ("cross-sdk-machine", "C", "host-c")],
@@ -165,3 +232,20 @@ def test_the_node_worker_ran_on_each_kind_of_host_and_spoke_the_protocol_there(m
     assert view.finished.ok is True
     [asked] = [t for t in matrix.asked(scenario) if t.step.step == step]
     assert OTHER_FACT.is_in(view.turns[0].answer) and asked.verdict == "kept"
+
+
+def test_a_node_session_in_postgresql_is_discovered_and_resumed_by_the_python_sdk_and_again_by_node(matrix):
+    """From the default matrix's run of cross-sdk-postgres: the Node.js worker's provider put
+    the session in the database and its registry write let the Python worker on another host
+    discover it, each host's home empty."""
+    ran = matrix.scenario("cross-sdk-postgres")
+    if ran.skipped:
+        pytest.skip(ran.skipped)
+    steps = matrix.steps("cross-sdk-postgres")
+    assert [steps[name].ready.sdk_language for name in "ABC"] == [SdkLanguage.NODE, SdkLanguage.PYTHON,
+                                                                  SdkLanguage.NODE]
+    assert all((steps[name].ready.store or "").startswith("postgresql://") for name in "ABC")
+    made = steps["A"].of(ActionDone)[0].session_id
+    assert steps["B"].of(ActionDone)[0].registered == (made,)
+    assert [(t.step.step, t.verdict) for t in matrix.asked("cross-sdk-postgres")] == [("B", "kept"), ("C", "kept")]
+    assert steps["C"].eventlog.messages_before_resume == 2  # A's turn and B's, read back through the provider

@@ -6,6 +6,7 @@ conformance with a real runtime is tests/e2e/test_node_worker.py's."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -95,3 +96,47 @@ def test_a_spec_it_cannot_read_is_one_error_event_and_exit_0():
     event = decode(lines[0])
     assert isinstance(event, ActionFailed) and event.action == "read-spec"
     assert event.message.startswith("cannot read the worker spec from stdin")
+
+
+def test_the_node_worker_in_a_container_ends_when_the_run_lets_go_of_its_lifeline(tmp_path):
+    """As the Python worker does (tests/unit/test_containers.py): the worker connects to the
+    run's lifeline before it reads its spec, and exits when the run's end closes it, here
+    while it waits for a runtime that never answers (a stand-in that only sleeps)."""
+    import asyncio
+    import os
+    import signal
+
+    from handoff.containers.lifeline import Lifeline
+    from handoff.worker import lifeline as worker_lifeline
+
+    silent = tmp_path / "silent-runtime"
+    silent.write_text("#!/bin/sh\necho started > \"$0.started\"\nexec sleep 60\n")
+    silent.chmod(0o755)
+    spec = {"scenario": "s", "step": "A", "host": "local", "runtime_path": str(silent), "home": str(tmp_path / "home"),
+            "witness_url": "http://127.0.0.1:9", "fact_value": "v", "fact_topic": "t", "actions": ["create"]}
+
+    async def scenario() -> tuple[int | None, int]:
+        line = Lifeline()
+        address = await line.start("127.0.0.1")
+        worker = await asyncio.create_subprocess_exec(
+            NODE, str(NODE_WORKER / "worker.mjs"), env={"HANDOFF_LIFELINE": address, "PATH": os.environ["PATH"]},
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True)
+        try:
+            worker.stdin.write((json.dumps(spec) + "\n").encode())
+            await worker.stdin.drain()
+            started = tmp_path / "silent-runtime.started"
+            for _ in range(300):  # until the worker has started its runtime and waits on it
+                if started.exists():
+                    break
+                await asyncio.sleep(0.05)
+            still = worker.returncode
+            line.close()
+            return still, await asyncio.wait_for(worker.wait(), 10), (await worker.stderr.read()).decode()
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.pid, signal.SIGKILL)  # the stand-in runtime, whatever became of the worker
+
+    still_running, code, stderr = asyncio.run(scenario())
+    assert still_running is None and code == worker_lifeline.LOST
+    assert "the run that started this worker has ended; exiting" in stderr
