@@ -78,6 +78,15 @@ class FactPlace(StrEnum):
     SUMMARY = "summary"  # the <summary> block the runtime puts in a user message after compacting
     SYSTEM = "system"  # a system message (e.g. a memory block): not the conversation's history
     ASSISTANT = "assistant"  # the model's own earlier answer
+    # A user message, but outside the app's own words (its remember prompt, as sent or as
+    # quoted after a compaction) and outside a summary: text the runtime put there, such as
+    # memories in user-prompt mode. Not the conversation's history either.
+    INJECTED = "injected"
+
+
+# The places that are the session's own history: a fact seen only elsewhere (a system
+# message, text the runtime put into a user message) says nothing about persistence.
+HISTORY_PLACES = (FactPlace.USER, FactPlace.TOOL, FactPlace.SUMMARY, FactPlace.ASSISTANT)
 
 
 class NoTurn(StrEnum):

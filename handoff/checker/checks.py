@@ -6,7 +6,11 @@ was sent (so the answer did not come from anywhere else). It is **lost** when bo
 the fact is absent, or when the runtime said plainly that the session is not there. In
 every other case — a worker that died, a turn with no witness record, evidence that
 disagrees, an error that is not "not found" — it is **unknown**, never silently lost.
-The event log adds a third piece: whether the resume followed a close.
+The event log adds a third piece: whether the resume followed a close. Where the
+witness found the fact decides too: only the session's history (the user's own prompt, a
+tool's result, a summary, an earlier answer) makes an answer kept; a fact the model saw
+only in a system message or in text the runtime put into a user message (a memory block)
+makes it unknown, and the judgement keeps the places (``fact_in``).
 
 With the Copilot service as the model nothing records the requests (the runtime reaches
 the service directly), so a verdict there rests on the answer alone: kept when the answer
@@ -27,6 +31,8 @@ the live processes, so a stored run can be judged again by a later checker.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from handoff.backends import explain
 from handoff.checker.losses import mark_missing_messages, mark_silent_losses, recoveries, with_tell_expectation
 from handoff.checker.verdicts import (
@@ -43,7 +49,18 @@ from handoff.protocol import ActionFailed, Backend, EventLog
 from handoff.runs.history import RunHistory, ScenarioHistory, StepHistory
 from handoff.runs.record import RunRecord, ScenarioRecord
 from handoff.scenario import Step
-from handoff.words import OPENING_ACTIONS, Action, FaultKind, NoTurn, TurnKind, Verdict, WorkerStage, turns_in
+from handoff.words import (
+    HISTORY_PLACES,
+    OPENING_ACTIONS,
+    Action,
+    FactPlace,
+    FaultKind,
+    NoTurn,
+    TurnKind,
+    Verdict,
+    WorkerStage,
+    turns_in,
+)
 
 # An answer written to the log later than this share of the app's time-out is a race the
 # evidence names: the verdict held, but not by much.
@@ -58,6 +75,9 @@ OUTAGE_MARKERS = ("is unreachable", "cannot connect to postgresql", "connection 
 WORKER_CHECKS = (WorkerStage.READ_SPEC, WorkerStage.START)
 # The runtime's words when a session has no model to ask: no provider and no token.
 NO_PROVIDER_MARKERS = ("no github oauth token or copilot hmac key",)
+# How a reason names a place of the fact outside the session's history (HISTORY_PLACES).
+OUTSIDE_WORDS = {FactPlace.SYSTEM: "in a system message",
+                 FactPlace.INJECTED: "in text the runtime put into a user message"}
 
 
 def judge(record: RunRecord) -> RunJudgement:
@@ -116,15 +136,16 @@ def _step_turns(history: ScenarioHistory, spec: Step, step: StepHistory, backend
                        [f.turn for f in view.failures
                         if f.action == Action.ASK and f.turn is not None and not f.refused])
     for turn in view.turns:
-        records = step.fact_sent(turn.turn)
+        records, places = step.fact_sent(turn.turn), step.fact_places(turn.turn)
         reached = _fact_seen(records, backend.seen_on_the_wire)
         number = step.in_scenario(turn.turn)
         if turn.kind == TurnKind.ASK:
-            verdict, reason, basis = judge_answer(turn.answer, records, fact, backend.seen_on_the_wire)
-            judged.append(_judged(record.name, spec, facts, number, turn.answer, reached, verdict, reason, basis,
-                                  turn.session_id, spec.expected(ask_turns.index(turn.turn))))
+            verdict, reason, basis = judge_answer(turn.answer, records, fact, backend.seen_on_the_wire, places)
+            made = _judged(record.name, spec, facts, number, turn.answer, reached, verdict, reason, basis,
+                           turn.session_id, spec.expected(ask_turns.index(turn.turn)))
         else:
-            judged.append(_told(record.name, spec, facts, number, turn.answer, reached, turn.session_id))
+            made = _told(record.name, spec, facts, number, turn.answer, reached, turn.session_id)
+        judged.append(replace(made, fact_in=_where(places)))
     for failure in view.failures:  # turns the app was told failed
         if failure.action not in (Action.TELL, Action.LOOK_UP, Action.ASK) or failure.refused or failure.turn is None:
             continue
@@ -133,19 +154,20 @@ def _step_turns(history: ScenarioHistory, spec: Step, step: StepHistory, backend
             judged.append(_told(record.name, spec, facts, number, None, FactSeen.NO_REQUEST, view.reported_session_id,
                                 Verdict.FAILED_LOUDLY, f"tell failed: {failure.message}", Basis.RUNTIME_ERROR))
             continue
-        records = step.fact_sent(failure.turn)
+        records, places = step.fact_sent(failure.turn), step.fact_places(failure.turn)
         # The log's last answer can be this question's only if no later turn of the step answered.
         last = not any(t.turn > failure.turn for t in view.turns)
-        verdict, reason, basis = (last and _undelivered(facts, records, fact, backend)) or _failed(failure, backend)
+        verdict, reason, basis = (last and _undelivered(facts, records, fact, backend, places)) or _failed(failure,
+                                                                                                            backend)
         in_log = basis == Basis.LOG_AND_WIRE
         reached = _fact_seen(records, backend.seen_on_the_wire) if in_log else FactSeen.NO_REQUEST
         judged.append(_judged(record.name, spec, facts, number, None, reached, verdict, reason, basis,
                               view.reported_session_id, spec.expected(ask_turns.index(failure.turn)),
                               waited_out(failure, facts.eventlog if in_log else None)))
     if spec.asks and not any(t.kind == TurnKind.ASK for t in judged):
-        records = step.fact_sent(_ask_number(spec))
-        verdict, reason, basis = _undelivered(facts, records, fact, backend) or _failure(facts, step.record.stderr_tail,
-                                                                                           backend)
+        records, places = step.fact_sent(_ask_number(spec)), step.fact_places(_ask_number(spec))
+        verdict, reason, basis = _undelivered(facts, records, fact, backend, places) or _failure(
+            facts, step.record.stderr_tail, backend)
         in_log = basis == Basis.LOG_AND_WIRE  # the turn happened, as the log shows; only its answer went missing
         reached = _fact_seen(records, backend.seen_on_the_wire) if in_log else FactSeen.NO_REQUEST
         number = step.in_scenario(_ask_number(spec)) if in_log else None
@@ -179,8 +201,8 @@ def _ask_number(spec: Step) -> int:
     return turns_in(before) + 1
 
 
-def _undelivered(step: StepFacts, records: list[bool | None], fact: Fact,
-                 backend: Backend) -> tuple[Verdict, str, Basis] | None:
+def _undelivered(step: StepFacts, records: list[bool | None], fact: Fact, backend: Backend,
+                 places: list[tuple[str, ...]] | None = None) -> tuple[Verdict, str, Basis] | None:
     """An ask that failed for the app, although the session's log holds the runtime's
     answer to it: undelivered when that answer and the witness's record both say the
     context was there; None when the log holds no answer to this question."""
@@ -190,7 +212,7 @@ def _undelivered(step: StepFacts, records: list[bool | None], fact: Fact,
         return None
     if not backend.seen_on_the_wire:
         return None  # the log's answer alone is not a second witness
-    verdict, reason, _ = judge_answer(log.last_reply, records, fact)
+    verdict, reason, _ = judge_answer(log.last_reply, records, fact, places=places)
     told = f"the session's log holds the answer {log.last_reply!r}, but the app got: {failed.message}"
     if verdict == Verdict.KEPT:
         return Verdict.UNDELIVERED, f"answer in the log, never delivered to the app: {told}", Basis.LOG_AND_WIRE
@@ -268,12 +290,49 @@ def _failed(error, backend: Backend) -> tuple[Verdict, str, Basis]:
     return Verdict.FAILED_LOUDLY, f"{error.action} failed (not a 'not found'): {said}", Basis.RUNTIME_ERROR
 
 
+def _where(places: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """Every place the turn's requests carried the fact, once each, in FactPlace's order."""
+    found = {place for where in places for place in where}
+    return tuple(place.value for place in FactPlace if place in found)
+
+
+def _in_history(fact_sent: list[bool | None], places: list[tuple[str, ...]] | None) -> list[bool | None]:
+    """Each record's ``fact_sent``, counting only the session's history: a record that says
+    where the fact was and names no place of the history (only a system message, or text
+    the runtime put into a user message, such as a memory block) did not carry it there. A
+    record that says nowhere while it was sent predates the places, and counts as before."""
+    if places is None:
+        return fact_sent
+    return [False if sent and where and not any(place in HISTORY_PLACES for place in where) else sent
+            for sent, where in zip(fact_sent, places)]
+
+
 def judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact,
-                 seen_on_the_wire: bool = True) -> tuple[Verdict, str, Basis]:
+                 seen_on_the_wire: bool = True,
+                 places: list[tuple[str, ...]] | None = None) -> tuple[Verdict, str, Basis]:
     """Verdict, reason and evidence for an ask turn that answered, from the answer and the
     records of what the model was sent. A record whose ``fact_sent`` is None checked
-    nothing and is no evidence either way. Without any way to see the requests
-    (``seen_on_the_wire`` False) the answer alone decides."""
+    nothing and is no evidence either way. ``places`` (one per record: where the witness
+    found the fact) attributes it: only the session's history (HISTORY_PLACES) makes an
+    answer *kept*; the fact seen only elsewhere (a memory block) is named in the reason.
+    Without any way to see the requests (``seen_on_the_wire`` False) the answer alone decides."""
+    in_history = _in_history(fact_sent, places)
+    verdict, reason, basis = _judge_answer(answer, in_history, fact, seen_on_the_wire)
+    outside = [place for place in _where(places or []) if place not in HISTORY_PLACES]
+    if not outside or basis != Basis.ANSWER_AND_WIRE:
+        return verdict, reason, basis
+    where = " and ".join(OUTSIDE_WORDS[place] for place in outside)
+    if any(in_history):
+        return verdict, f"{reason}; the fact was {where} too, outside the session's history", basis
+    if fact.is_in(answer):
+        return (Verdict.UNKNOWN, f"answer names the fact, but the model was sent it only outside the session's "
+                                 f"history ({where}, e.g. a memory): it proves nothing about persistence", basis)
+    return verdict, f"{reason} in the session's history (only {where})", basis
+
+
+
+def _judge_answer(answer: str | None, fact_sent: list[bool | None], fact: Fact,
+                  seen_on_the_wire: bool) -> tuple[Verdict, str, Basis]:
     named = fact.is_in(answer)
     if not seen_on_the_wire:
         if named:

@@ -131,6 +131,9 @@ class TurnJudgement:
     # When the verdict rested on a time-out (the app gave up waiting): the times it rested
     # on, e.g. "no answer within 20 s; the session's log has the answer at +1.3 s".
     timed: str | None = None
+    # Where the witness found the fact in the turn's requests (FactPlace values, in its
+    # order): whom a kept answer is owed to, the session's history or something else.
+    fact_in: tuple[str, ...] = ()
 
     @property
     def as_expected(self) -> bool | None:

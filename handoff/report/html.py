@@ -26,7 +26,14 @@ from handoff.report.sequence import sequence
 from handoff.runs.history import RunHistory, ScenarioHistory, StepHistory
 from handoff.runs.record import RunRecord
 from handoff.witness.evidence import Evidence
-from handoff.words import Command, TurnKind
+from handoff.words import Command, FactPlace, TurnKind
+
+# Where the witness found the fact in a request, in words (FactPlace); the last two are not
+# the session's history, so a kept answer does not rest on them.
+PLACES = {FactPlace.USER: "the user's own message", FactPlace.TOOL: "a tool's result",
+          FactPlace.SUMMARY: "a compaction summary", FactPlace.ASSISTANT: "the model's earlier answer",
+          FactPlace.SYSTEM: "a system message (not the history)",
+          FactPlace.INJECTED: "text the runtime put into a user message (not the history)"}
 
 
 @dataclass(frozen=True)
@@ -147,7 +154,7 @@ def page(record: RunRecord, judgement: RunJudgement) -> str:
         ladder=ladder(judgement, {s.name: s.scenario for s in record.scenarios}),
         plan=terminal.plan_of(record).split("\n"), summary=" ".join(terminal.summary(judgement).split()),
         started=started.strftime("%Y-%m-%d %H:%M:%S UTC"), seconds=record.finished_at - record.started_at,
-        exit_code=int(judgement.exit_code()), symbols=SYMBOLS, fact=history.fact.value,
+        exit_code=int(judgement.exit_code()), symbols=SYMBOLS, fact=history.fact.value, places=PLACES,
         proved=_proved(record, judgement),
     )
 

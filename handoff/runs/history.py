@@ -51,6 +51,11 @@ class StepHistory:
         fact in what the model was sent (None: it was not told which fact to look for)?"""
         return [evidence.fact_sent for evidence in self.requests.get(turn, ())]
 
+    def fact_places(self, turn: int) -> list[tuple[str, ...]]:
+        """For each of those requests, where in it the witness found the fact (FactPlace
+        values; empty: nowhere, or a record made before the witness said where)."""
+        return [evidence.fact_in for evidence in self.requests.get(turn, ())]
+
 
 @dataclass(frozen=True)
 class ScenarioHistory:

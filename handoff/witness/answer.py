@@ -87,8 +87,9 @@ def remembered_value(messages: list[dict[str, Any]], topic: str) -> str | None:
 
 def fact_places(messages: list[dict[str, Any]], stated_text: str) -> tuple[str, ...]:
     """Where in a request ``stated_text`` was, each place once, in FactPlace's order: so a
-    kept answer can be put down to the history (user, tool, summary) or to something the
-    runtime added (a system message such as a memory block)."""
+    kept answer can be put down to the history (the user's own remember prompt, a tool's
+    result, a summary) or to something the runtime added (a system message such as a
+    memory block, or text it put into a user message: ``injected``)."""
     found: set[str] = set()
     for message in messages:
         role, text = message.get("role"), message_text(message)
@@ -96,9 +97,11 @@ def fact_places(messages: list[dict[str, Any]], stated_text: str) -> tuple[str, 
             continue
         if role == "user":
             in_summary = any(stated_text in block for block in _summaries(text))
-            outside = stated_text in SUMMARY_BLOCK.sub("", text)
+            outside = SUMMARY_BLOCK.sub("", text)
+            said = [match.group(0) for match in REMEMBER_PATTERN.finditer(outside)]
             found |= {FactPlace.SUMMARY} if in_summary else set()
-            found |= {FactPlace.USER} if outside else set()
+            found |= {FactPlace.USER} if any(stated_text in prompt for prompt in said) else set()
+            found |= {FactPlace.INJECTED} if stated_text in REMEMBER_PATTERN.sub("", outside) else set()
         elif role in tuple(FactPlace):
             found.add(FactPlace(role))
     return tuple(place.value for place in FactPlace if place in found)

@@ -29,7 +29,7 @@ STORED = {
     words.Command: ("run", "lab", "skew"),
     words.ReplyKind: ("acknowledged", "recalled", "not-known", "off-script", "tool-call", "tool-failed", "summary"),
     words.Summary: ("keep", "drop"),
-    words.FactPlace: ("user", "tool", "summary", "system", "assistant"),
+    words.FactPlace: ("user", "tool", "summary", "system", "assistant", "injected"),
     words.AppTool: ("lookup_favourite",),
     words.AppSetting: ("model", "system-message", "working-directory", "permission-handler", "memory"),
     words.SettingValue: ("first", "second", "omitted"),

@@ -1,0 +1,107 @@
+"""Where the fact came from (issue 28, rung 5): the witness says where in a request it
+found the fact (fact_in), telling the app's own words from text the runtime put in (a
+memory block in a system or a user message); the checker makes an answer *kept* only on
+the session's history, names anything else in its reason, and keeps the places with the
+judgement; the HTML page says them in words."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from handoff.checker.checks import judge, judge_answer, judge_scenario
+from handoff.report.html import page
+from handoff.protocol import ActionDone, Turn
+from handoff.runs.record import ScenarioRecord, StepRecord
+from handoff.scenario import Scenario, Step
+from handoff.witness.answer import fact_places
+from handoff.witness.server import witness
+from handoff.witness.tags import FACT_HEADER, request_tags
+from handoff.words import FactPlace, ReplyKind, Verdict
+from tests.unit.test_html_report import FACT, RECALLED, TOLD, evidence, lines, ready, run_record
+
+STATED = FACT.stated_text
+# What a memory in user-prompt mode could look like: the runtime's text around the user's
+# question. Offline, runtime 1.0.102 adds none (docs/agents.md); the shape is ours.
+MEMORY_BLOCK = f"<memories>\n- The user said {STATED}.\n</memories>\n\n{FACT.question_prompt}"
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+@pytest.mark.parametrize("messages, places", [
+    ([user(f"<current_datetime>x</current_datetime>\n\n{FACT.remember_prompt}")], ("user",)),
+    ([user(MEMORY_BLOCK)], ("injected",)),
+    ([user(FACT.remember_prompt + "\n\n" + MEMORY_BLOCK)], ("user", "injected")),
+    ([{"role": "system", "content": f"Memories: {STATED}."}, user(FACT.question_prompt)], ("system",)),
+    # after a compaction: the user's words quoted, and the summary (neither is injected)
+    ([user(f"<user_message>{FACT.remember_prompt}</user_message>\n<summary>The user said: {STATED}.</summary>")],
+     ("user", "summary")),
+    ([{"role": "tool", "content": f"Found: {STATED}."}], ("tool",)),
+    ([user(FACT.question_prompt)], ()),
+])
+def test_the_witness_tells_the_users_own_words_from_text_put_around_them(messages, places):
+    assert fact_places(messages, STATED) == places
+
+
+def test_a_memory_block_in_a_user_message_is_recorded_as_injected_and_the_witness_does_not_answer_from_it():
+    headers = request_tags("memory", "B", "local", FACT)
+    seen, reply = witness({"messages": [user(MEMORY_BLOCK)]}, headers)
+    assert FACT_HEADER in headers and seen.fact_sent is True and seen.fact_in == ("injected",)
+    assert reply.kind == ReplyKind.NOT_KNOWN  # it recalls only what a conversation states as the app says it
+
+
+@pytest.mark.parametrize("answer, sent, places, verdict, says", [
+    (RECALLED, [True], [("user",)], Verdict.KEPT, "answer names the fact and the model was sent it"),
+    (RECALLED, [True], [("tool",)], Verdict.KEPT, "answer names the fact and the model was sent it"),
+    (RECALLED, [True], [()], Verdict.KEPT, "answer names the fact and the model was sent it"),  # a record before places
+    (RECALLED, [True], [("injected",)], Verdict.UNKNOWN,
+     "sent it only outside the session's history (in text the runtime put into a user message, e.g. a memory)"),
+    (RECALLED, [False], [("system",)], Verdict.UNKNOWN, "only outside the session's history (in a system message"),
+    (RECALLED, [True, False], [("injected",), ("system",)], Verdict.UNKNOWN,
+     "(in a system message and in text the runtime put into a user message, e.g. a memory)"),
+    (RECALLED, [True], [("user", "system")], Verdict.KEPT, "; the fact was in a system message too, outside"),
+    ("I don't know.", [False], [("system",)], Verdict.LOST,
+     "the model was not sent it in the session's history (only in a system message)"),
+    ("I don't know.", [False], [()], Verdict.LOST, "answer lacks the fact and the model was not sent it"),
+])
+def test_only_the_sessions_history_makes_an_answer_kept(answer, sent, places, verdict, says):
+    got, reason, _ = judge_answer(answer, sent, FACT, places=places)
+    assert got == verdict and says in reason
+    if places == [()] or places == [("user",)] or places == [("tool",)]:
+        assert reason == judge_answer(answer, sent, FACT)[1]  # nothing said about places when all is history
+
+
+MEMORY = Scenario("memory", "T", "P", "D", (Step("A", ("create", "tell", "close")),
+                                           Step("B", ("create", "ask", "close"), session="unknown", expect="lost")))
+STEP_A = StepRecord("A", "local", "shared", "home", "id-1", lines=lines(
+    ready(101), ActionDone(t=2.0, action="create", session_id="id-1", ms=5),
+    Turn(t=3.0, turn=1, kind="tell", session_id="id-1", prompt=FACT.remember_prompt, answer="OK", ms=9)))
+STEP_B = StepRecord("B", "local", "shared", "home", "id-2", lines=lines(
+    ready(202), ActionDone(t=6.0, action="create", session_id="id-2", ms=5),
+    Turn(t=7.0, turn=1, kind="ask", session_id="id-2", prompt=FACT.question_prompt, answer=RECALLED, ms=9)))
+
+
+def _memory_run(sent: bool, *where: str) -> ScenarioRecord:
+    asked = dataclasses.replace(evidence("B", "1", sent, ("user", MEMORY_BLOCK)), fact_in=where)
+    told = dataclasses.replace(evidence("A", "1", True, TOLD), fact_in=(FactPlace.USER.value,))
+    return ScenarioRecord("memory", MEMORY, [STEP_A, STEP_B], [told, asked])
+
+
+@pytest.mark.parametrize("sent, where", [(True, "injected"), (False, "system")])
+def test_a_new_session_that_names_the_fact_from_a_memory_is_not_kept(sent, where):
+    """The negative control's turn, had memory carried the fact: not a contradiction of
+    "lost" dressed as "kept", but a turn whose evidence does not rest on the history."""
+    told, asked = judge_scenario(_memory_run(sent, where), FACT).turns
+    assert (told.fact_in, asked.fact_in) == (("user",), (where,))
+    assert asked.verdict == Verdict.UNKNOWN and asked.as_expected is None
+    assert "only outside the session's history" in asked.reason
+
+
+def test_the_page_says_where_the_fact_was_found():
+    record = run_record(_memory_run(True, "injected"))
+    html = page(record, judge(record))
+    assert "Fact reached the model: yes (found in text the runtime put into a user message (not the history))" in html
+    assert "the fact was in it (found in text the runtime put into a user message (not the history))" in html
