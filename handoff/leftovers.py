@@ -24,7 +24,6 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -204,11 +203,12 @@ def find(of: int | None = None) -> list[Leftover]:
 def remove(leftovers: list[Leftover]) -> list[str]:
     """Remove the leftovers; returns what could not be removed, each with the reason."""
     failed = []
+    _kill([leftover for leftover in leftovers if leftover.kind == "process"])
     for leftover in leftovers:
+        if leftover.kind == "process":
+            continue
         try:
-            if leftover.kind == "process":
-                os.kill(int(leftover.name.split()[0]), signal.SIGKILL)
-            elif leftover.kind in ENGINE_KINDS:
+            if leftover.kind in ENGINE_KINDS:
                 Engine(leftover.engine).remove_sync(leftover.kind, [leftover.name])
             elif leftover.kind == "namespace":
                 _checked("netns", "del", leftover.name)
@@ -222,12 +222,28 @@ def remove(leftovers: list[Leftover]) -> list[str]:
                 hold.unlink(missing_ok=True)
             else:
                 shutil.rmtree(leftover.name)
-        except ProcessLookupError:
-            pass  # it ended meanwhile
         except (OSError, RuntimeError, subprocess.SubprocessError) as error:
             if Path(leftover.name).exists() or leftover.kind in ("namespace", "link", *ENGINE_KINDS):
                 failed.append(f"{leftover.kind} {leftover.name}: {error}")
     return failed
+
+
+def _kill(processes: list[Leftover]) -> None:
+    """Kill a gone owner's processes and remove the in-use markers of the runtimes among
+    them, noted before the kill: while a runtime lived its markers were not leftovers,
+    so the search for dead markers did not find them."""
+    victims = []
+    for leftover in processes:
+        with contextlib.suppress(psutil.Error):
+            victims.append(psutil.Process(int(leftover.name.split()[0])))
+    markers = runtime_markers.of(victims)
+    try:
+        for process in victims:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        psutil.wait_procs(victims, timeout=5)
+    finally:
+        runtime_markers.remove(markers)
 
 
 def unmount(point: str, owner: int) -> None:
@@ -249,7 +265,7 @@ def unmount(point: str, owner: int) -> None:
         ours = [process for process in _using(point) if _owned(process, owner)]
         if not ours or time.monotonic() > deadline:
             break
-        markers = runtime_markers.held_by(ours)  # a runtime killed here cannot remove its in-use markers
+        markers = runtime_markers.of(ours)  # a runtime killed here cannot remove its in-use markers
         try:
             for process in ours:
                 with contextlib.suppress(psutil.Error):

@@ -239,7 +239,7 @@ class ProcessTracker:
         other = companion() if companion else None
         if other is not None:
             victims += _tree(other)
-        markers = runtime_markers.held_by(victims)
+        markers = runtime_markers.of(victims)
         used = cpu_used(victims)
         if used is not None:
             before = self.cpu_when_killed.get(pid, Cpu(worker=0.0, runtime=0.0))
@@ -314,7 +314,7 @@ class ProcessTracker:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
         leftovers = self.alive() + self._born_since_start()
-        markers = runtime_markers.held_by(leftovers)
+        markers = runtime_markers.of(leftovers)
         try:
             for process in leftovers:
                 with contextlib.suppress(psutil.NoSuchProcess):

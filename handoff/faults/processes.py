@@ -47,7 +47,7 @@ class Kill(Fault):
         if self.target == "app":
             # Its runtime outlives it, out of the tree: note its in-use markers now, in case
             # it does not end by itself and the group kill below is what ends it.
-            markers = runtime_markers.held_by(_descendants(process.pid))
+            markers = runtime_markers.of(_descendants(process.pid))
             try:
                 os.kill(process.pid, signal.SIGKILL)
                 await target.tracker.wait_group_gone(process.pid, RUNTIME_EXIT_TIMEOUT)
@@ -78,7 +78,7 @@ class KillRuntime(Fault):
         runtimes = [p for p in _descendants(target.process.pid) if is_runtime(p)] if target.process else []
         if not runtimes:
             raise FaultDidNotApply("kill-runtime: the step's worker has no runtime running")
-        markers = runtime_markers.held_by(runtimes)
+        markers = runtime_markers.of(runtimes)
         try:
             for runtime in runtimes:
                 runtime.kill()

@@ -29,6 +29,7 @@ from typing import Callable
 
 import psutil
 
+from handoff import runtime_markers
 from handoff.errors import UserError
 from handoff.lab.calls import Creator
 from handoff.lab.options import LOG_DIR, LabOptions, Write
@@ -110,7 +111,11 @@ def _kill_new_descendants(before: set[int]) -> None:
     """Kill any process below this one that the lab started and that is still running."""
     with contextlib.suppress(psutil.Error):
         left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-        for process in left:
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        psutil.wait_procs(left, timeout=5)
+        markers = runtime_markers.of(left)  # in the user's own cache: nothing else would remove them
+        try:
+            for process in left:
+                with contextlib.suppress(psutil.Error):
+                    process.kill()
+            psutil.wait_procs(left, timeout=5)
+        finally:
+            runtime_markers.remove(markers)
