@@ -12,6 +12,10 @@ the stores the steps used, then the model. A request that reached the model is m
 with the fact when the witness saw the fact in it, and with the fact crossed out when it
 did not: that mark is the evidence the verdict rests on.
 
+A worker's calls are named as its SDK spells them: ``create_session`` on a Python
+worker's arrows, ``createSession`` on a Node.js worker's. Where a scenario's workers ran
+more than one SDK (or a step names one), every worker says which it ran.
+
 Labels are whole: an id, a refusal's reason, an answer, an error are never cut short
 (diagram.py wraps a long one onto several lines). Only a label longer than any the lab
 makes (a hostile or broken record) is cut, at LABEL_CHARACTERS, its whole text kept as
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from handoff import versions
 from handoff.protocol import (
     COPILOT,
     OPENAI_COMPATIBLE,
@@ -44,6 +49,45 @@ COORDINATOR = "coordinator"
 MODEL = "model"
 LABEL_CHARACTERS = 1000  # a label longer than this is cut (no record the lab makes has one); its tooltip is whole
 DEFAULT_PRINCIPAL = next(f.default for f in fields(Step) if f.name == "principal")
+
+
+@dataclass(frozen=True)
+class SdkCalls:
+    """The SDK's calls behind the tool's actions, as one SDK's language spells them."""
+
+    language: str  # as a person names it
+    create: str
+    resume: str
+    send: str
+    close: str
+    metadata: str
+    listing: str
+    given_id: str  # how a create passes the app's id, with {} for the id
+
+    def version(self, sdk_version: str) -> str:
+        return f"{self.language} SDK {sdk_version.removeprefix(versions.NODE_PREFIX)}"
+
+
+CALLS = {
+    SdkLanguage.PYTHON: SdkCalls("Python", "create_session", "resume_session", "send_and_wait", "disconnect",
+                                 "get_session_metadata", "list_sessions", "session_id={}"),
+    SdkLanguage.NODE: SdkCalls("Node.js", "createSession", "resumeSession", "sendAndWait", "disconnect",
+                               "getSessionMetadata", "listSessions", "{{ sessionId: {} }}"),
+}
+
+
+def sdk_language(step: StepHistory, spec: Step) -> SdkLanguage:
+    """The SDK the step's worker ran (its ``ready``), else the one the step names."""
+    ready = step.said.ready
+    if ready is not None and ready.sdk_language in CALLS:
+        return SdkLanguage(ready.sdk_language)
+    return SdkLanguage.NODE if versions.is_node(spec.sdk) else SdkLanguage.PYTHON
+
+
+def _mixed(history: ScenarioHistory) -> bool:
+    """Whether the scenario is about SDKs: a step names one, or its workers ran more than one."""
+    steps = list(zip(history.steps, history.record.scenario.steps))
+    return any(spec.sdk for _, spec in steps) or len({sdk_language(step, spec) for step, spec in steps}) > 1
 
 
 @dataclass(frozen=True)
@@ -156,13 +200,14 @@ def participants(history: ScenarioHistory, backend: Backend, coordinated: bool =
     record = history.record
     found = [Participant(COORDINATOR, "coordinator", "coordinator", ("passes the id along",))] if coordinated else []
     stores: dict[str, Participant] = {}
+    mixed = _mixed(history)
     for step_history, spec in zip(history.steps, record.scenario.steps):
         step, ready = step_history.record, step_history.said.ready
         where = f"pid {ready.pid} on {ready.hostname}" if ready else "no runtime started"
         if ready and on_container(step, record):  # the hostname is the container's, named for the host
             where = f"pid {ready.pid} in container {ready.hostname}"
-        # A worker on another language's SDK says which (a Python worker's page is as it was).
-        sdk = (f"SDK {ready.sdk_version}",) if ready and ready.sdk_language != SdkLanguage.PYTHON else ()
+        # Which SDK the worker ran, where the scenario is about SDKs (one SDK's page is as it was).
+        sdk = (CALLS[sdk_language(step_history, spec)].version(ready.sdk_version),) if ready and mixed else ()
         if coordinated:
             found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}",
                                      (where, acting_as(spec, record.scenario), *sdk)))
@@ -190,6 +235,7 @@ class _StepMessages:
         # killed while the runtime wrote the answer): drawn where they happened in time.
         self.unreported = list(step.unreported)
         self.filler = step.filler  # the witness's records of the step's filler turns (a "fill")
+        self.calls = CALLS[sdk_language(step, spec)]  # its calls, as its SDK spells them
 
     def say(self, source: str, target: str, label: str, kind: str, fact: FactMark | None = None) -> None:
         self.out.append(Message(source, target, cut(label), kind, self.step.step, fact, full=" ".join(label.split())))
@@ -251,27 +297,27 @@ class _StepMessages:
                 self.say(self.worker, COORDINATOR, f"finished; id {shown_id(reported)}", "id")
 
     def _action(self, done: ActionDone) -> None:
-        w, r, s = self.worker, self.runtime, self.store
+        w, r, s, calls = self.worker, self.runtime, self.store, self.calls
         action = done.action
         if action in (Action.MINT, Action.MINT_FOR_KEY):
             self.say(w, w, f"the app mints an id for {self.spec.principal}: {shown_id(done.session_id)}", "note")
         elif action in (Action.CREATE, Action.CREATE_WITHOUT_ID):
-            given = f"session_id={shown_id(done.session_id)}" if action == Action.CREATE else "no id"
-            self.say(w, r, f"create_session({given})", "call")
+            given = calls.given_id.format(shown_id(done.session_id)) if action == Action.CREATE else "no id"
+            self.say(w, r, f"{calls.create}({given})", "call")
             self.say(r, s, "session.start written" + (" (reused)" if done.reused else ""), "write")
         elif action in RESUMING_ACTIONS:
             if action == Action.RESUME_MOST_RECENT:
-                self.say(w, r, f"list_sessions() → {len(done.listed or ())}; resume the newest", "call")
-            self.say(w, r, f"resume_session({shown_id(done.session_id)})", "call")
+                self.say(w, r, f"{calls.listing}() → {len(done.listed or ())}; resume the newest", "call")
+            self.say(w, r, f"{calls.resume}({shown_id(done.session_id)})", "call")
             self.say(s, r, self._loaded(done), "load")
         elif action == Action.CLOSE:
-            self.say(w, r, "disconnect() — the close", "call")
+            self.say(w, r, f"{calls.close}() — the close", "call")
             self.say(r, s, "session.shutdown written", "write")
         elif action == Action.METADATA:
-            self.say(w, r, f"get_session_metadata({shown_id(done.session_id)})", "call")
+            self.say(w, r, f"{calls.metadata}({shown_id(done.session_id)})", "call")
             self.say(r, w, "→ metadata" if done.found else "→ None", "reply")
         elif action == Action.LIST:
-            self.say(w, r, "list_sessions()", "call")
+            self.say(w, r, f"{calls.listing}()", "call")
             self.say(r, w, f"→ {len(done.listed or ())} session(s)", "reply")
         elif action == Action.DISCOVER:
             self.say(w, s, f"registry: newest of {len(done.registered or ())} session(s)", "call")
@@ -284,7 +330,7 @@ class _StepMessages:
         """A long history's filler turns, drawn as one exchange: how many requests, how
         long their conversations grew, and in how many the fact told before them still was."""
         w, r = self.worker, self.runtime
-        self.say(w, r, f"send_and_wait × {done.turns}: filler turns ({done.ms} ms)", "call")
+        self.say(w, r, f"{self.calls.send} × {done.turns}: filler turns ({done.ms} ms)", "call")
         seen = self.filler
         if not self.backend.seen_on_the_wire:
             self.say(r, MODEL, f"{done.turns} requests (not recorded)", "request")
@@ -309,7 +355,7 @@ class _StepMessages:
 
     def _turn(self, turn: Turn) -> None:
         w, r = self.worker, self.runtime
-        self.say(w, r, f"send_and_wait: {turn.kind} ({turn.ms} ms)", "call")
+        self.say(w, r, f"{self.calls.send}: {turn.kind} ({turn.ms} ms)", "call")
         records = self.requests.get(turn.turn, ())
         if not self.backend.seen_on_the_wire:
             self.say(r, MODEL, "request (not recorded)", "request")

@@ -73,21 +73,28 @@ def expected_lanes(scenario: ScenarioRecord) -> list[str]:
     return lanes + stores + ["model"]
 
 
-# What each of a worker's events must appear as, on an arrow or a note of its step.
+# What each of a worker's events must appear as, on an arrow or a note of its step: the
+# calls as the SDK the worker ran spells them.
 LABELS = {"create": "create_session(", "create-without-id": "create_session(no id)", "resume": "resume_session(",
           "close": "disconnect()", "metadata": "get_session_metadata(", "list": "list_sessions()",
           "resume-most-recent": "list_sessions() →"}
+NODE_LABELS = {"create": "createSession(", "create-without-id": "createSession(no id)", "resume": "resumeSession(",
+               "close": "disconnect()", "metadata": "getSessionMetadata(", "list": "listSessions()",
+               "resume-most-recent": "listSessions() →"}
 
 
 def expected_labels(scenario: ScenarioRecord) -> Counter:
     wanted = Counter()
     for step in scenario.steps:  # the coordinator starts it (or restarts its container), with the id
         wanted[(step.step, "restart its container;" if step.home == "restarted" else "start;")] += 1
+        ready = step.view().ready
+        node = ready is not None and ready.sdk_language == "node"
+        labels, send = (NODE_LABELS, "sendAndWait") if node else (LABELS, "send_and_wait")
         for event in step.view().events:
-            if isinstance(event, ActionDone) and event.action in LABELS:
-                wanted[(step.step, LABELS[event.action])] += 1
+            if isinstance(event, ActionDone) and event.action in labels:
+                wanted[(step.step, labels[event.action])] += 1
             elif isinstance(event, Turn):
-                wanted[(step.step, f"send_and_wait: {event.kind}")] += 1
+                wanted[(step.step, f"{send}: {event.kind}")] += 1
             elif isinstance(event, ActionFailed) and event.refused:
                 wanted[(step.step, f"guard refused {event.action}")] += 1
     return wanted

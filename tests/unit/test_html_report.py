@@ -105,6 +105,45 @@ def test_a_raw_worker_has_no_principal_unless_its_scenario_names_several():
                                                                                 "raw SDK, no principal"]
 
 
+def test_a_node_workers_calls_are_named_as_its_sdk_spells_them_and_each_worker_says_its_sdk():
+    """A scenario across SDKs: the Python worker's arrows say create_session, the Node.js
+    worker's resumeSession, sendAndWait, getSessionMetadata; each worker names its SDK."""
+    import msgspec
+
+    node_ready = msgspec.structs.replace(ready(202), sdk_version="node@1.0.14", sdk_language="node")
+    told = StepRecord("A", "local", "shared", "home", "id-1", lines=lines(
+        ready(101), ActionDone(t=2.0, action="create", session_id="id-1", ms=5),
+        Turn(t=3.0, turn=1, kind="tell", session_id="id-1", prompt=FACT.remember_prompt, answer="OK", ms=9),
+        ActionDone(t=3.5, action="close", session_id="id-1", ms=1), Finished(t=4.0, ok=True)), exit_code=0)
+    asked = StepRecord("B", "local", "shared", "home", "id-1", lines=lines(
+        node_ready, ActionDone(t=6.0, action="resume", session_id="id-1", ms=5),
+        Turn(t=7.0, turn=1, kind="ask", session_id="id-1", prompt=FACT.question_prompt, answer=RECALLED, ms=9),
+        ActionDone(t=7.5, action="metadata", session_id="id-1", ms=1, found=True),
+        ActionDone(t=7.6, action="list", session_id="id-1", ms=1, listed=("id-1",)),
+        ActionDone(t=8.0, action="close", session_id="id-1", ms=1), Finished(t=9.5, ok=True)), exit_code=0)
+    made = StepRecord("C", "local", "shared", "home", None, lines=lines(
+        node_ready, ActionDone(t=10.0, action="create", session_id="id-2", ms=5), Finished(t=11.0, ok=True)),
+        exit_code=0)
+    across = Scenario("across", "T", "P", "D", (Step("A", ("create", "tell", "close")),
+                                                Step("B", ("resume", "ask", "metadata", "list", "close"),
+                                                     expect="kept", sdk="node@1.0.14"),
+                                                Step("C", ("create",), sdk="node@1.0.14")))
+    drawn = sequence(ScenarioHistory.of(ScenarioRecord("across", across, [told, asked, made], []), FACT))
+    calls = {step: [m.label for m in drawn.messages if m.source == f"worker:{step}" and m.kind == "call"]
+             for step in "ABC"}
+    assert calls["A"] == ["start its runtime (400 ms)", "create_session(session_id=id-1)", "send_and_wait: tell (9 ms)",
+                          "disconnect() — the close"]
+    assert calls["B"] == ["start its runtime (400 ms)", "resumeSession(id-1)", "sendAndWait: ask (9 ms)",
+                          "getSessionMetadata(id-1)", "listSessions()", "disconnect() — the close"]
+    assert calls["C"][1] == "createSession({ sessionId: id-2 })"
+    workers = [p.details[-1] for p in drawn.participants if p.kind == "worker"]
+    assert workers == ["Python SDK 1.0.25", "Node.js SDK 1.0.14", "Node.js SDK 1.0.14"]
+    # A scenario on one SDK says nothing of it, as before.
+    plain = Scenario("plain", "T", "P", "D", (Step("A", ("create", "tell", "close")),))
+    alone = sequence(ScenarioHistory.of(ScenarioRecord("plain", plain, [told], []), FACT))
+    assert [p.details for p in alone.participants if p.kind == "worker"] == [("pid 101 on vm", "raw SDK, no principal")]
+
+
 def test_a_step_given_an_unknown_id_is_said_to_get_a_new_random_one():
     """The coordinator makes a fresh id for such a step (scenario_run.py: new_session_id):
     the step may create it, so "never created" would not be true."""
