@@ -117,10 +117,19 @@ def test_a_session_one_sdk_made_the_other_resumes_with_the_fact(tmp_path, witnes
 
 def test_the_node_worker_resumes_the_most_recent_and_finds_no_unknown_id(tmp_path, witness, event_schema):
     url, _ = witness
-    made = run_worker(SdkLanguage.NODE, spec("recent-A", tmp_path, url, ("create-without-id", "tell", "close")),
-                      event_schema)
+    registry = sqlite_url(tmp_path / "registry.db")  # beside the home, as a local step gets it
+    made = run_worker(SdkLanguage.NODE, spec("recent-A", tmp_path, url, ("create-without-id", "tell", "close"),
+                                             registry=registry, owner="carol"), event_schema)
     created = of(made, ActionDone)[0].session_id
-    assert created
+    assert created and of(made, Ready)[0].store is None  # a registry file is not a store: the session is in the home
+    database = connect(registry, read_only=True)
+    try:
+        [registered] = Registry.existing(database).sessions()
+    finally:
+        database.close()
+    assert (registered.session_id, registered.owner, registered.created_sdk, registered.turns) == (
+        created, "carol", versions.pinned_node_sdk(), 1)
+    assert registered.created_on == of(made, Ready)[0].hostname
     resumed = run_worker(SdkLanguage.NODE, spec("recent-B", tmp_path, url, ("resume-most-recent", "ask", "close")),
                          event_schema)
     assert of(resumed, ActionDone)[0].session_id == created
@@ -134,9 +143,10 @@ def test_the_node_worker_resumes_the_most_recent_and_finds_no_unknown_id(tmp_pat
 
 def test_what_the_node_worker_cannot_do_is_an_error_event_not_a_crash(tmp_path, witness, event_schema):
     url, _ = witness
-    events = run_worker(SdkLanguage.NODE, spec("cannot", tmp_path, url, ("create", "mint", "hold", "close"),
+    events = run_worker(SdkLanguage.NODE, spec("cannot", tmp_path, url, ("create", "mint", "hold", "discover", "close"),
                                                "handoff-conformance-cannot"), event_schema)
-    assert [e.action for e in of(events, ActionFailed)] == ["mint", "hold"]
+    assert [e.action for e in of(events, ActionFailed)] == ["mint", "hold", "discover"]
+    assert of(events, ActionFailed)[2].message == "discover needs a database store with a registry"
     assert [e.action for e in of(events, ActionDone)] == ["create", "close"]
     assert events[-1].ok is False
     guarded = run_worker(SdkLanguage.NODE, spec("guarded", tmp_path, url, ("create",), "x", guarded=True,
@@ -147,68 +157,44 @@ def test_what_the_node_worker_cannot_do_is_an_error_event_not_a_crash(tmp_path, 
     assert [e.action for e in of(guarded, Skipped)] == ["create"]
 
 
-@pytest.mark.parametrize("first, second", [(SdkLanguage.PYTHON, SdkLanguage.NODE), (SdkLanguage.NODE, SdkLanguage.PYTHON)],
-                         ids=["python-to-node", "node-to-python"])
-def test_a_session_one_sdk_kept_in_the_database_store_the_other_resumes_from_an_empty_home(
-        tmp_path, witness, event_schema, first, second):
+def test_a_session_kept_in_the_database_store_passes_between_the_sdks_each_way_from_empty_homes(
+        tmp_path, witness, event_schema):
     """Through the SDKs' SessionFs providers (the Node.js one's backed by the project's store
-    code over the store bridge): the session's files are rows of the SQLite store, neither
-    home holds them, and the registry in the same database says which SDK made the session
-    and which resumed it."""
+    code over the store bridge): the Node.js worker makes the session in a SQLite store, the
+    Python worker finds it in the registry and resumes it, the Node.js worker finds it again
+    and resumes it with both turns. No home holds the session's files, and the registry in
+    the same database says which SDK made the session and which last wrote it."""
     url, evidence = witness
     store = sqlite_url(tmp_path / "store.db")
-    session_id = f"handoff-store-{first}-{second}"
-    homes = {step: tmp_path / f"home-{step}" for step in "AB"}
-    made = run_worker(first, spec(f"store-{first}-A", homes["A"], url, ("create", "tell", "close"), session_id,
-                                  store=store), event_schema)
-    resumed = run_worker(second, spec(f"store-{first}-B", homes["B"], url, ("resume", "ask", "close"), session_id,
-                                      store=store), event_schema)
-    for events in (made, resumed):
+    homes = {step: tmp_path / f"home-{step}" for step in "ABC"}
+    made = run_worker(SdkLanguage.NODE, spec("store-A", homes["A"], url, ("create-without-id", "tell", "close"),
+                                             store=store), event_schema)
+    session_id = of(made, ActionDone)[0].session_id
+    found = run_worker(SdkLanguage.PYTHON, spec("store-B", homes["B"], url, ("discover", "resume", "ask", "close"),
+                                                store=store), event_schema)
+    again = run_worker(SdkLanguage.NODE, spec("store-C", homes["C"], url, ("discover", "resume", "ask", "close"),
+                                              store=store), event_schema)
+    for events in (made, found, again):
         assert of(events, Ready)[0].store == store and of(events, ActionFailed) == [] and events[-1].ok is True
+    assert of(found, ActionDone)[0].registered == of(again, ActionDone)[0].registered == (session_id,)
     assert [home for home in homes.values() if (home / "session-state" / session_id).exists()] == []
-    assert OTHER_FACT.is_in(of(resumed, Turn)[0].answer) and sent_the_fact(evidence, f"store-{first}-B") == [True]
-    logged = of(resumed, EventLog)[0]
-    assert logged.found is True and logged.closed_before_resume is True
-    assert logged.resume_event_count == logged.events_before_resume
+    for events, step in ((found, "store-B"), (again, "store-C")):
+        assert OTHER_FACT.is_in(of(events, Turn)[0].answer) and sent_the_fact(evidence, step) == [True]
+    logged = of(again, EventLog)[0]
+    assert logged.closed_before_resume is True and logged.resume_event_count == logged.events_before_resume
+    assert logged.messages_before_resume == 2  # A's turn and B's, read back through the Node.js provider
     database = connect(store, read_only=True)
     try:
         [registered] = Registry.existing(database).sessions()
         stored = SessionFiles(database, session_id, "/nowhere").read_events()
     finally:
         database.close()
-    sdks = {SdkLanguage.PYTHON: versions.DEFAULT_SDK, SdkLanguage.NODE: versions.pinned_node_sdk()}
-    assert (registered.session_id, registered.created_sdk, registered.sdk_version) == (session_id, sdks[first],
-                                                                                       sdks[second])
-    assert registered.turns == 2 and registered.last_resumed_on is not None
+    node = versions.pinned_node_sdk()
+    assert (registered.session_id, registered.created_sdk, registered.sdk_version) == (session_id, node, node)
+    assert registered.turns == 3 and registered.last_resumed_on == of(again, Ready)[0].hostname
     # The worker's summary of the log is the stored log's, whichever SDK read it back.
     assert msgspec.structs.replace(logged, t=0) == msgspec.structs.replace(
         report(session_id, stored.encode("utf-8")), t=0)
-
-
-def test_the_node_worker_writes_the_registry_beside_a_home_and_discovers_from_a_database(tmp_path, witness,
-                                                                                      event_schema):
-    url, _ = witness
-    registry = sqlite_url(tmp_path / "registry.db")
-    made = run_worker(SdkLanguage.NODE, spec("registry-A", tmp_path / "home", url, ("create", "tell", "close"),
-                                             "handoff-registry-node", registry=registry, owner="carol"), event_schema)
-    assert of(made, Ready)[0].store is None  # a registry file is not a store: the session is in the home
-    database = connect(registry, read_only=True)
-    try:
-        [registered] = Registry.existing(database).sessions()
-    finally:
-        database.close()
-    assert (registered.owner, registered.created_sdk, registered.turns) == ("carol", versions.pinned_node_sdk(), 1)
-    assert registered.created_on == of(made, Ready)[0].hostname
-    store = sqlite_url(tmp_path / "store.db")
-    run_worker(SdkLanguage.PYTHON, spec("discover-A", tmp_path / "a", url, ("create", "tell", "close"),
-                                        "handoff-discovered", store=store), event_schema)
-    found = run_worker(SdkLanguage.NODE, spec("discover-B", tmp_path / "b", url, ("discover", "resume", "ask"),
-                                              store=store), event_schema)
-    assert of(found, ActionDone)[0].registered == ("handoff-discovered",)
-    assert OTHER_FACT.is_in(of(found, Turn)[0].answer)
-    in_home = run_worker(SdkLanguage.NODE, spec("discover-home", tmp_path / "c", url, ("discover",),
-                                                registry=registry), event_schema)
-    assert [e.message for e in of(in_home, ActionFailed)] == ["discover needs a database store with a registry"]
 
 
 @pytest.mark.parametrize(("scenario", "step", "where"), [("cross-sdk-container", "B", "ctr-b-1"),
