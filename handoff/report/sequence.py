@@ -43,12 +43,28 @@ from handoff.runs.history import ScenarioHistory, StepHistory
 from handoff.runs.record import FaultRecord, ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.witness.evidence import Evidence
-from handoff.words import RESUMING_ACTIONS, Action, FaultPoint, HomeKind, HostKind, SdkLanguage, StepSession, StoreKind
+from handoff.words import (
+    RESUMING_ACTIONS,
+    Action,
+    AppSetting,
+    FactPlace,
+    FaultPoint,
+    HomeKind,
+    HostKind,
+    SdkLanguage,
+    SettingValue,
+    StepSession,
+    StoreKind,
+)
 
 COORDINATOR = "coordinator"
 MODEL = "model"
 LABEL_CHARACTERS = 1000  # a label longer than this is cut (no record the lab makes has one); its tooltip is whole
 DEFAULT_PRINCIPAL = next(f.default for f in fields(Step) if f.name == "principal")
+# Where a step's memory setting puts memories (AppSetting.MEMORY), and where a request
+# carried the fact outside the session's history (FactPlace): both drawn where they happened.
+MEMORY_PLACES = {SettingValue.FIRST: "in the system prompt", SettingValue.SECOND: "in user messages"}
+OUTSIDE_HISTORY = {FactPlace.SYSTEM: "in a system message", FactPlace.INJECTED: "in text the runtime added"}
 
 
 @dataclass(frozen=True)
@@ -100,10 +116,13 @@ class Participant:
 
 @dataclass(frozen=True)
 class FactMark:
-    """The fact on a request: ``seen`` when the witness found it in what the model was sent."""
+    """The fact on a request: ``seen`` when the witness found it in what the model was sent.
+    On any other message (a tool's result, a summary) it says whether that text carries the
+    fact; the page tells the two apart (``data-fact`` on requests, ``data-carries`` else)."""
 
     value: str
     seen: bool
+    records: int = 1  # how many of the witness's records of requests it stands for (a fill: all its turns)
 
 
 @dataclass(frozen=True)
@@ -235,6 +254,10 @@ class _StepMessages:
         # killed while the runtime wrote the answer): drawn where they happened in time.
         self.unreported = list(step.unreported)
         self.filler = step.filler  # the witness's records of the step's filler turns (a "fill")
+        # The runtime's compaction requests: drawn at the compact that asked for one, or (one
+        # the runtime started by itself) where it happened in time.
+        self.compactions = list(step.compactions)
+        self.stated = history.fact.stated_text  # how a tool's result or a summary states the fact
         self.calls = CALLS[sdk_language(step, spec)]  # its calls, as its SDK spells them
 
     def say(self, source: str, target: str, label: str, kind: str, fact: FactMark | None = None) -> None:
@@ -258,11 +281,16 @@ class _StepMessages:
         for event in self.view.events:
             while self.unreported and self.unreported[0].at < event.t:
                 self._request(self.unreported.pop(0), unreported=True)
+            if not (isinstance(event, ActionDone) and event.action == Action.COMPACT):
+                while self.compactions and self.compactions[0].at < event.t:
+                    self._compaction(self.compactions.pop(0), by_itself=True)
             while later_faults and later_faults[0].injected_at < event.t:
                 self._fault(later_faults.pop(0))
             self._event(event)
         for evidence in self.unreported:
             self._request(evidence, unreported=True)
+        for evidence in self.compactions:
+            self._compaction(evidence, by_itself=True)
         for fault in later_faults:
             self._fault(fault)
         self._ending()
@@ -304,11 +332,13 @@ class _StepMessages:
         elif action in (Action.CREATE, Action.CREATE_WITHOUT_ID):
             given = calls.given_id.format(shown_id(done.session_id)) if action == Action.CREATE else "no id"
             self.say(w, r, f"{calls.create}({given})", "call")
+            self._memory()
             self.say(r, s, "session.start written" + (" (reused)" if done.reused else ""), "write")
         elif action in RESUMING_ACTIONS:
             if action == Action.RESUME_MOST_RECENT:
                 self.say(w, r, f"{calls.listing}() → {len(done.listed or ())}; resume the newest", "call")
             self.say(w, r, f"{calls.resume}({shown_id(done.session_id)})", "call")
+            self._memory()
             self.say(s, r, self._loaded(done), "load")
         elif action == Action.CLOSE:
             self.say(w, r, f"{calls.close}() — the close", "call")
@@ -323,6 +353,15 @@ class _StepMessages:
             self.say(w, s, f"registry: newest of {len(done.registered or ())} session(s)", "call")
         elif action == Action.FILL:
             self._fill(done)
+        elif action == Action.COMPACT:
+            self.say(w, r, "history.compact() — compact now", "call")
+            asked = [e for e in self.compactions if e.at <= done.t]
+            self.compactions = self.compactions[len(asked):]
+            for evidence in asked:
+                self._compaction(evidence)
+            if not asked and self.backend.seen_on_the_wire:
+                self.say(r, r, "the model has no record of a compaction request", "error")
+            self.say(r, s, "compacted: the history replaced by the summary", "write")
         else:
             self.say(w, r, action, "call")
 
@@ -340,9 +379,43 @@ class _StepMessages:
             sizes = sorted(e.messages_received for e in seen)
             carried = sum(1 for e in seen if e.fact_sent)
             self.say(r, MODEL, f"{len(seen)} requests: {sizes[0]}–{sizes[-1]} messages, with the fact in {carried} "
-                               f"of {len(seen)}", "request", FactMark(self.fact, carried == len(seen)))
+                               f"of {len(seen)}", "request", FactMark(self.fact, carried == len(seen), len(seen)))
         self.say(MODEL, r, f"{done.turns} answers", "answer")
         self.say(r, self.store, "turns appended to the log", "write")
+
+    def _memory(self) -> None:
+        """Memory, where the step turned it on: it could carry the fact besides the history."""
+        where = MEMORY_PLACES.get(dict(self.spec.settings).get(AppSetting.MEMORY))
+        if where:
+            self.say(self.runtime, self.runtime, f"memory on: memories {where}", "note")
+
+    def _compaction(self, evidence: Evidence, by_itself: bool = False) -> None:
+        """A compaction request and the summary the model wrote, marked with the fact as the
+        witness found it in the history sent, and in the summary."""
+        r = self.runtime
+        count = f"{evidence.messages_received} message{'' if evidence.messages_received == 1 else 's'}"
+        who = "the runtime compacts by itself: " if by_itself else ""
+        if evidence.fact_sent is None:
+            self.say(r, MODEL, f"{who}compaction request: {count}, fact not checked", "request")
+        else:
+            self.say(r, MODEL, f"{who}compaction request: {count}, {'with' if evidence.fact_sent else 'without'}",
+                     "request", FactMark(self.fact, evidence.fact_sent))
+        self.say(MODEL, r, f"summary: “{evidence.reply}”", "answer", FactMark(self.fact, self.stated in evidence.reply))
+
+    def _tool_call(self, call: Evidence, after: Evidence | None) -> None:
+        """The model's tool call, where it happened in its turn: the app's handler runs it
+        (when the step registered the tool) or the runtime answers it itself, and the result
+        goes back in the next request (``after``; None: the turn never got that far)."""
+        w, r, name = self.worker, self.runtime, call.tool_called
+        self.say(MODEL, r, f"tool call: {name}", "answer")
+        result = next((text for role, text in reversed(after.conversation) if role == "tool"), None) if after else None
+        mark = None if result is None else FactMark(self.fact, self.stated in result)
+        if name in self.spec.tools:
+            self.say(r, w, f"runs the app's tool {name}", "call")
+            if result is not None:
+                self.say(w, r, f"tool result: “{result}”", "reply", mark)
+        elif result is not None:  # the runtime has no such tool: it answers the call itself
+            self.say(r, r, f"no tool {name} here; the runtime answers: “{result}”", "note", mark)
 
     def _loaded(self, done: ActionDone) -> str:
         """The event count is known for the step's last resume only (the log's summary at its end)."""
@@ -361,8 +434,10 @@ class _StepMessages:
             self.say(r, MODEL, "request (not recorded)", "request")
         elif not records:
             self.say(r, r, "the model has no record of this turn", "error")
-        for evidence in records:
+        for index, evidence in enumerate(records):
             self._request(evidence)
+            if evidence.tool_called:
+                self._tool_call(evidence, records[index + 1] if index + 1 < len(records) else None)
         self.say(MODEL, r, f"“{turn.answer}”" if turn.answer is not None else "(no reply)", "answer")
         self.say(r, self.store, "turn appended to the log", "write")
 
@@ -374,8 +449,12 @@ class _StepMessages:
             self.say(self.runtime, MODEL, f"{which}request: {count}, fact not checked", "request")
         else:
             mark = FactMark(self.fact, evidence.fact_sent)
-            self.say(self.runtime, MODEL, f"{which}request: {count}, {'with' if evidence.fact_sent else 'without'}",
-                     "request", mark)
+            outside = [OUTSIDE_HISTORY[place] for place in evidence.fact_in if place in OUTSIDE_HISTORY]
+            where = f" ({' and '.join(outside)}: not the history)" if outside else ""
+            self.say(self.runtime, MODEL,
+                     f"{which}request: {count}, {'with' if evidence.fact_sent else 'without'}{where}", "request", mark)
+        if unreported and evidence.tool_called:  # the turn never ended: its call's result is not known
+            self._tool_call(evidence, None)
 
     def _ending(self) -> None:
         view = self.view

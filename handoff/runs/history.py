@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from handoff.fact import Fact
 from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents, StepRecord
 from handoff.witness.evidence import Evidence
-from handoff.witness.tags import is_filler_turn
+from handoff.witness.tags import COMPACTION, is_filler_turn
 from handoff.words import turns_in
 
 
@@ -33,6 +33,9 @@ class StepHistory:
     requests: dict[int, tuple[Evidence, ...]]  # the witness's records of each turn, by the step's own number
     unreported: tuple[Evidence, ...]  # its records of turns the worker never reported (killed meanwhile), by time
     filler: tuple[Evidence, ...] = ()  # its records of its filler turns (a "fill"), by time: no judged turn's
+    # its records of the runtime's compaction requests, by time: they carry no turn header
+    # (the runtime sends only the provider's headers with them), and belong to no turn
+    compactions: tuple[Evidence, ...] = ()
 
     @property
     def name(self) -> str:
@@ -99,10 +102,11 @@ def _step(record: StepRecord, first_turn: int, evidence: list[Evidence]) -> Step
             requests.setdefault(number, []).append(seen)
     reported = {turn.turn for turn in said.turns}
     filler = sorted((e for e in evidence if is_filler_turn(e.turn)), key=lambda e: e.at)
-    unreported = sorted((e for e in evidence if _turn_number(e.turn) not in reported and not is_filler_turn(e.turn)),
-                        key=lambda e: e.at)
+    compactions = sorted((e for e in evidence if e.interaction == COMPACTION), key=lambda e: e.at)
+    unreported = sorted((e for e in evidence if _turn_number(e.turn) not in reported and not is_filler_turn(e.turn)
+                         and e.interaction != COMPACTION), key=lambda e: e.at)
     return StepHistory(record, said, first_turn, {turn: tuple(seen) for turn, seen in requests.items()},
-                       tuple(unreported), tuple(filler))
+                       tuple(unreported), tuple(filler), tuple(compactions))
 
 
 def _turn_number(turn: str | None) -> int | None:

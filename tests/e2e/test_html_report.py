@@ -23,7 +23,7 @@ from handoff.report.formats import rendered
 from handoff.report.outcomes import judged_turns
 from handoff.report.redact import for_display
 from handoff.runs.record import ScenarioRecord
-from handoff.words import Verdict
+from handoff.words import AppTool, Verdict
 
 pytestmark = pytest.mark.e2e
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
@@ -275,3 +275,36 @@ def test_what_was_proved_is_on_the_first_screen(opened, matrix, width, height):
     assert rows == ["same process", "new process", "new machine", "new container", "database store",
                     "compatible runtime", "authorization", "faults"]
     assert "every rung came out as its file says" in block.locator("h2").text_content()
+
+
+def test_tool_calls_compaction_and_memory_are_drawn_where_they_happened(opened, matrix):
+    """The agent rungs' diagrams (docs/agents.md), in the order the record has them: the
+    model's tool call, the app's tool running and its result (marked with the fact it
+    carries), the runtime answering a call of a tool the session lacks, a compaction's
+    request and summary, and memory where a step turned it on."""
+    page, _, _ = opened
+
+    def drawn(name: str, step: str) -> list[tuple[str, str]]:
+        """A step's arrows and notes, top to bottom (the page draws every arrow before the notes)."""
+        found = page.locator(f"svg.sequence[data-scenario='{name}'] :is(g.message, g.note)").evaluate_all(
+            "gs => gs.map(g => [g.dataset.step, g.dataset.carries || '', g.querySelector('text').textContent, "
+            "parseFloat(g.querySelector('text').getAttribute('y'))])")
+        return [(carries, text) for on, carries, text, _ in sorted(found, key=lambda f: f[3]) if on == step]
+
+    def after(shown: list[tuple[str, str]], *prefixes: str) -> list[str]:
+        """The carries-marks of the first run of messages that start with ``prefixes``, in order."""
+        texts = [text for _, text in shown]
+        start = next(i for i, text in enumerate(texts) if text.startswith(prefixes[0]))
+        assert all(texts[start + n].startswith(p) for n, p in enumerate(prefixes)), texts[start:start + len(prefixes)]
+        return [carries for carries, _ in shown[start:start + len(prefixes)]]
+
+    lookup = AppTool.LOOKUP_FAVOURITE
+    assert after(drawn("tool-fact-resumed-with-tool", "A"), "request:", f"tool call: {lookup}",
+                 f"runs the app's tool {lookup}", "tool result:", "request:") == ["", "", "", "seen", ""]
+    missing = after(drawn("tool-fact-resumed-without-tool", "B"), f"tool call: {lookup}", f"no tool {lookup} here")
+    assert missing == ["", "absent"]  # the runtime's "does not exist" carries no fact
+    for name, kept in (("compaction-tool-fact-kept", "seen"), ("compaction-tool-fact-dropped", "absent")):
+        assert after(drawn(name, "A"), "history.compact()", "compaction request:", "summary:",
+                     "compacted:") == ["", "", kept, ""], name
+    for step, where in (("A", "in the system prompt"), ("B", "in the system prompt"), ("C", "in user messages")):
+        assert any(text == f"memory on: memories {where}" for _, text in drawn("memory-new-session-offline", step))
