@@ -52,7 +52,8 @@ class Launch:
     or the host's previous container started again (a restart). A step running other
     versions than the default needs the interpreter of another SDK's virtual environment
     (None: the tool's own), or the Node.js worker's script for the Node.js SDK, and the
-    cache its runtime unpacks itself into (None: the host's own); only ``local`` runs those."""
+    cache its runtime unpacks itself into (None: the host's own); only ``local`` runs other
+    versions, every kind of host the Node.js worker."""
 
     anonymous_home: bool = False
     restart: bool = False
@@ -105,8 +106,8 @@ class Host(ABC):
                            launch: Launch = Launch()) -> asyncio.subprocess.Process:
         """Start a worker whose sessions live in ``store`` (a directory on this machine,
         or, on a container host, what stands for a volume). Only ``local`` takes another
-        SDK or runtime in ``launch``, and ``namespace`` the Node.js worker (the scenario loader
-        refuses versions on other hosts; placement skips a Node.js step on them)."""
+        runtime or Python SDK in ``launch`` (the scenario loader refuses them on other hosts);
+        every kind takes the Node.js worker."""
 
     @abstractmethod
     def home(self, store: Path) -> str:

@@ -16,6 +16,7 @@ import readline from "node:readline";
 
 // The SessionFs configuration the Python worker gives its client (handoff/worker/sdk.py).
 export const SESSION_FS = { initialCwd: "/work", sessionStatePath: "/state", conventions: "posix" };
+const BRIDGE_STOP_MS = 10_000; // closing a database connection that went away may hang
 
 // The Python that runs the bridge: HANDOFF_PYTHON (a container's, set by its host), else
 // the project's virtual environment, beside this file.
@@ -111,7 +112,19 @@ export class StoreBridge {
     return encoded === null ? null : Buffer.from(encoded, "base64").toString("utf8");
   }
 
-  close() {
+  // End the bridge (at the end of its input it closes the store and exits) and wait for it,
+  // so that it is reaped before the worker reports its CPU and ends; one that does not end
+  // within BRIDGE_STOP_MS is killed.
+  async close() {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once("exit", resolve));
     this.child.stdin.end();
+    let timer;
+    const late = new Promise((resolve) => { timer = setTimeout(() => resolve("late"), BRIDGE_STOP_MS); });
+    if ((await Promise.race([exited, late])) === "late") {
+      this.child.kill("SIGKILL");
+      await exited;
+    }
+    clearTimeout(timer);
   }
 }

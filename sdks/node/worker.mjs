@@ -255,7 +255,6 @@ class Worker {
       ok = (await this.stop()) && ok;
     }
     if (this.sessionId) emit(report(this.sessionId, await this.storedLog(), now()));
-    this.bridge?.close();
     return ok;
   }
 
@@ -411,11 +410,15 @@ async function main() {
     emit({ event: "error", t: now(), action: "read-spec", message: `cannot read the worker spec from stdin: ${oneLine(error)}` });
     return;
   }
+  let worker = null;
   try {
-    const ok = await new Worker(spec).run();
+    worker = new Worker(spec);
+    const ok = await worker.run();
+    await worker.bridge?.close(); // reaped before its CPU is counted
     emit({ event: "finished", t: now(), ok, cpu_s: cpuSeconds() });
   } catch (error) {
     emit({ event: "error", t: now(), action: "worker", message: withoutSecrets(oneLine(error), spec) });
+    await worker?.bridge?.close().catch(() => {});
     emit({ event: "finished", t: now(), ok: false });
     process.stderr.write(withoutSecrets(String(error?.stack ?? error), spec) + "\n");
   }

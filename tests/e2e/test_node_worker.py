@@ -147,6 +147,11 @@ def test_what_the_node_worker_cannot_do_is_an_error_event_not_a_crash(tmp_path, 
                                                "handoff-conformance-cannot"), event_schema)
     assert [e.action for e in of(events, ActionFailed)] == ["mint", "hold", "discover"]
     assert of(events, ActionFailed)[2].message == "discover needs a database store with a registry"
+    bad = run_worker(SdkLanguage.NODE, spec("bad-store", tmp_path, url, ("create",), "x",
+                                            store="mysql://user:secret@db/x"), event_schema)
+    [failed] = of(bad, ActionFailed)
+    assert failed.action == "worker" and failed.message.startswith("cannot open the session store: store ")
+    assert "secret" not in failed.message and bad[-1].ok is False
     assert [e.action for e in of(events, ActionDone)] == ["create", "close"]
     assert events[-1].ok is False
     guarded = run_worker(SdkLanguage.NODE, spec("guarded", tmp_path, url, ("create",), "x", guarded=True,
