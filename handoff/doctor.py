@@ -182,6 +182,14 @@ def _containers() -> list[Line]:
     else:
         lines.append(Line(MISSING, "worker image", f"{recipe.tag} not built, and cannot be here: {image.build_problem()}",
                           f"podman build --target worker -t {recipe.tag} . (with a registry)"))
+    if shutil.which("node") is not None:  # a container's Node.js step is given this machine's node
+        from handoff.hosts.container import node_problem
+
+        node = node_problem()
+        lines.append(Line(OK, "node in containers", "this machine's node runs in the worker image (cross-sdk-container)")
+                     if node is None else
+                     Line(MISSING, "node in containers", f"{node}; a Node.js step in a container is skipped",
+                          "install a self-contained Node.js 20+ build (nodejs.org's or NodeSource's)"))
     return lines
 
 

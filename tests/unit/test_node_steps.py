@@ -267,3 +267,37 @@ def test_a_node_that_links_libraries_the_image_lacks_is_named(monkeypatch, ldd, 
     assert found == problem if problem is None else found.startswith(problem)
     monkeypatch.setattr(container, "node_executable", lambda: None)
     assert container.node_problem() == "the Node.js worker needs node on the PATH: install Node.js 20+"
+
+
+def test_doctor_says_whether_this_machines_node_runs_in_the_worker_image(monkeypatch):
+    from handoff import doctor
+    from handoff.containers import engine, image
+    from handoff.hosts import container
+
+    class Podman:
+        def __init__(self, name: str = "podman"):
+            self.name = name
+
+        def problem(self):
+            return None if self.name == "podman" else "no daemon"
+
+        def version(self):
+            return "4.3.1"
+
+    monkeypatch.setattr(engine, "Engine", Podman)
+    monkeypatch.setattr(doctor, "missing_capability", lambda kind: None)
+    monkeypatch.setattr(image, "present", lambda engine, recipe: True)
+    monkeypatch.setattr(image, "python_problem", lambda recipe: None)
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: f"/usr/bin/{name}")
+
+    def node_line():
+        return next(line for line in doctor._containers() if line.label == "node in containers")
+
+    monkeypatch.setattr(container, "node_problem", lambda: None)
+    assert node_line().status == doctor.OK
+    monkeypatch.setattr(container, "node_problem", lambda: "/usr/bin/node needs libnode.so.109, which ...")
+    missing = node_line()
+    assert missing.status == doctor.MISSING and missing.detail.startswith("/usr/bin/node needs libnode.so.109")
+    assert "self-contained Node.js 20+" in missing.fix
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    assert [line for line in doctor._containers() if line.label == "node in containers"] == []
