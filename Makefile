@@ -89,8 +89,9 @@ containers: setup
 	$(BIN)/handoff image build
 
 # Every test: the docs site, built strictly (make docs: a broken link fails the tests),
-# the unit tests under line coverage (the verdict core's floor is taken from
-# them: tools/coverage_floor.py), then the end-to-end tests, which start the real runtime,
+# the unit tests under line coverage, two at a time (pytest-cov combines what each
+# pytest-xdist worker traced; the verdict core's floor is taken from it:
+# tools/coverage_floor.py), then the end-to-end tests, which start the real runtime,
 # without coverage tracing, two at a time (pytest-xdist; the tests that read the default
 # matrix share one worker, tests/e2e/conftest.py), then on their own those that kill runs
 # or check the whole machine (marked serial); the slowest 15 of each are listed. -rs lists every skipped
@@ -103,7 +104,7 @@ test: setup runtimes docs
 	@$(BIN)/handoff image build >/dev/null || [ "$${CI:-}" != true ] || \
 		{ echo "error: CI needs the container hosts' worker image, which could not be built (why: above)" >&2; exit 1; }
 	rm -f .coverage .coverage.*
-	$(BIN)/pytest -q -rs --durations=15 --cov=handoff --cov-report= tests/unit $(PYTEST_ARGS)
+	$(BIN)/pytest -q -rs --durations=15 -n 2 --cov=handoff --cov-report= tests/unit $(PYTEST_ARGS)
 	$(BIN)/python tools/coverage_floor.py
 	$(BIN)/pytest -q -rs --durations=15 -n 2 --dist loadgroup -m "not serial" tests/e2e $(PYTEST_ARGS)
 	$(BIN)/pytest -q -rs --durations=15 -m serial tests/e2e $(PYTEST_ARGS)
