@@ -269,6 +269,11 @@ def _check_faults(read: Fields, step: Step, hosts: dict[str, str]) -> None:
     turns = turns_in(step.actions)
     for plan in step.faults:
         rules = KINDS[plan.kind]
+        if plan.at == FaultPoint.INSIDE_PERMISSION and (not step.tools or dict(step.settings).get(
+                AppSetting.PERMISSION_HANDLER) != SettingValue.FIRST):
+            raise read.fail("faults", f"has a {plan.kind} at \"inside-permission\", but the step's tools ask no "
+                                      f"permission: give it tools = [\"lookup_favourite\"], a look-up turn and "
+                                      f"settings = {{ \"permission-handler\" = \"first\" }}")
         if plan.at == FaultPoint.INSIDE_TOOL and not step.tools:
             raise read.fail("faults", f"has a {plan.kind} at \"inside-tool\", but the step registers no tool: "
                                       f"give it tools = [\"lookup_favourite\"] and a look-up turn")

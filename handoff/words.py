@@ -250,13 +250,17 @@ class FaultPoint(StrEnum):
     AFTER_TURN = "after-turn"  # turn N has answered
     INSIDE_WRITE = "inside-write"  # inside the first append of turn N to a database store, before it commits
     INSIDE_TOOL = "inside-tool"  # turn N's model called the app's tool, whose handler has not returned
+    # turn N's tool call asks the app's permission handler, which has not answered
+    INSIDE_PERMISSION = "inside-permission"
     HOLD = "hold"  # where the step's actions say "hold" (e.g. after a resume, before any turn)
 
 
 # Where a worker stops and says ``holding`` so the coordinator can inject a fault; it goes
 # on when the coordinator writes a release line to its stdin (or is killed meanwhile).
-HOLD_POINTS = (FaultPoint.AFTER_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.INSIDE_TOOL, FaultPoint.HOLD)
-TURN_POINTS = (FaultPoint.MID_TURN, FaultPoint.AFTER_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.INSIDE_TOOL)  # of a turn N
+HOLD_POINTS = (FaultPoint.AFTER_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.INSIDE_TOOL, FaultPoint.INSIDE_PERMISSION,
+               FaultPoint.HOLD)
+TURN_POINTS = (FaultPoint.MID_TURN, FaultPoint.AFTER_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.INSIDE_TOOL,
+               FaultPoint.INSIDE_PERMISSION)  # of a turn N
 
 
 class Command(StrEnum):

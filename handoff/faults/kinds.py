@@ -35,7 +35,8 @@ class KindRules:
 
 KINDS: dict[FaultKind, KindRules] = {
     FaultKind.KILL: KindRules(
-        (FaultPoint.AFTER_TURN, FaultPoint.MID_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.INSIDE_TOOL, FaultPoint.HOLD),
+        (FaultPoint.AFTER_TURN, FaultPoint.MID_TURN, FaultPoint.INSIDE_WRITE, FaultPoint.INSIDE_TOOL,
+         FaultPoint.INSIDE_PERMISSION, FaultPoint.HOLD),
         ("worker", "app"),
         heals=False,
         says="SIGKILL: 'worker' kills the worker and its runtime at once (a machine or container dies), 'app' only "

@@ -410,7 +410,11 @@ class _StepMessages:
         self.say(MODEL, r, f"tool call: {name}", "answer")
         result = next((text for role, text in reversed(after.conversation) if role == "tool"), None) if after else None
         mark = None if result is None else FactMark(self.fact, self.stated in result)
-        if name in self.spec.tools:
+        pending = after is None and self.view.holding is not None and \
+            self.view.holding.point == FaultPoint.INSIDE_PERMISSION
+        if name in self.spec.tools and pending:  # the turn stopped while the app was asked: the tool never ran
+            self.say(r, w, f"asks the app's permission handler to run {name}", "call")
+        elif name in self.spec.tools:
             self.say(r, w, f"runs the app's tool {name}", "call")
             if result is not None:
                 self.say(w, r, f"tool result: “{result}”", "reply", mark)

@@ -82,7 +82,8 @@ class Interpreter:
         source = None if self.spec.without_provider else model_source(self.backend, self.spec.witness_url, self.spec.tags)
         return Runtime(self.runtime_path, str(self.home), source, files=self.store.files,
                        tools=app_tools(self.spec.tools, self.fact, self.spec.settings, self._hold_inside_tool),
-                       options=session_options(self.spec.settings, source.model if source else None, self.home))
+                       options=session_options(self.spec.settings, source.model if source else None, self.home,
+                                               self._hold_inside_permission))
 
     async def run(self) -> bool:
         started = time.monotonic()
@@ -284,6 +285,14 @@ class Interpreter:
         the runtime waits for the tool's result)."""
         if Hold(FaultPoint.INSIDE_TOOL, self.turns) in self.spec.holds:
             await self.holds.wait(FaultPoint.INSIDE_TOOL, self.turns, self.session_id, during="the app's tool call")
+
+    async def _hold_inside_permission(self) -> None:
+        """Called as the runtime asks the app's permission handler about a tool call: with a
+        hold there for this turn, say ``holding`` and wait (the coordinator kills the worker
+        here, with the permission request pending)."""
+        if Hold(FaultPoint.INSIDE_PERMISSION, self.turns) in self.spec.holds:
+            await self.holds.wait(FaultPoint.INSIDE_PERMISSION, self.turns, self.session_id,
+                                  during="the app's permission handler")
 
     async def _hold(self) -> None:
         await self.holds.wait(FaultPoint.HOLD, self.turns, self.session_id)

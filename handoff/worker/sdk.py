@@ -96,6 +96,9 @@ class SessionOptions:
     working_directory: str | None = None
     approves: bool = True
     memory_mode: str | None = None  # "system-prompt" | "user-prompt"
+    # Awaited when the runtime asks the app's permission handler, before it answers: where
+    # a fault with a permission request pending lands.
+    asked: Callable[[], Awaitable[None]] | None = field(default=None, compare=False)
 
     def arguments(self) -> dict[str, Any]:
         return {
@@ -103,8 +106,20 @@ class SessionOptions:
             "model": self.model,
             "system_message": {"mode": "append", "content": self.system_note} if self.system_note else None,
             "working_directory": self.working_directory,
-            "on_permission_request": PermissionHandler.approve_all if self.approves else None,
+            "on_permission_request": self._permission_handler() if self.approves else None,
         }
+
+    def _permission_handler(self) -> Callable[..., Any]:
+        """The app's handler: it approves, as the SDK's approve_all does, after ``asked``."""
+        if self.asked is None:
+            return PermissionHandler.approve_all
+        asked = self.asked
+
+        async def approve(request: Any, invocation: Any) -> Any:
+            await asked()
+            return PermissionHandler.approve_all(request, invocation)
+
+        return approve
 
 
 @dataclass(frozen=True)

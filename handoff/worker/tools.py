@@ -44,9 +44,11 @@ SECOND_MODEL = "{model}-second"
 MEMORY_MODES = {SettingValue.FIRST: "system-prompt", SettingValue.SECOND: "user-prompt"}
 
 
-def session_options(settings: dict[str, str], model: str | None, home: Path) -> SessionOptions:
+def session_options(settings: dict[str, str], model: str | None, home: Path,
+                    asked: Callable[[], Awaitable[None]] | None = None) -> SessionOptions:
     """The SessionOptions for a step's ``settings`` (AppSetting -> SettingValue); a setting
-    the step leaves out is passed as every other step passes it."""
+    the step leaves out is passed as every other step passes it. ``asked`` is awaited as the
+    app's permission handler is asked (the worker's hold inside a permission request)."""
     def value(setting: AppSetting) -> str | None:
         return settings.get(setting)
 
@@ -67,4 +69,5 @@ def session_options(settings: dict[str, str], model: str | None, home: Path) -> 
         working_directory=str(working_directory) if working_directory else None,
         approves=value(AppSetting.PERMISSION_HANDLER) != SettingValue.OMITTED,
         memory_mode=MEMORY_MODES.get(value(AppSetting.MEMORY)),
+        asked=asked,
     )

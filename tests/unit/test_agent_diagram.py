@@ -133,3 +133,14 @@ def test_the_page_tells_the_witnesss_records_of_requests_from_the_texts_that_car
     assert requests == ["absent", "seen"]  # one mark per record of a request, as the witness saw it
     assert re.findall(r'data-kind="reply"[^>]*data-carries="(\w+)"', html) == ["seen"]  # the tool's result
     assert f"runs the app&#39;s tool {LOOKUP}" in html and "tool call: lookup_favourite" in html
+
+
+def test_a_call_killed_while_the_app_was_asked_for_permission_never_shows_the_tool_running():
+    held = Holding(t=4.0, session_id="id-1", point=FaultPoint.INSIDE_PERMISSION, turn=1,
+                   during="the app's permission handler")
+    asking = Step("A", ("create", "look-up"), tools=(LOOKUP,), settings=(("permission-handler", "first"),))
+    shown = labels(drawn(asking, [CREATE, held], [call(3.0)]))
+    start = shown.index(f"tool call: {LOOKUP}")
+    assert shown[start + 1:start + 3] == [f"asks the app's permission handler to run {LOOKUP}",
+                                          "holding at inside-permission during the app's permission handler"]
+    assert not any(label.startswith("runs the app's tool") for label in shown)

@@ -184,7 +184,8 @@ def test_killing_only_the_sdk_process_is_refused_on_a_simulated_host(tmp_path):
 
 @pytest.mark.parametrize("fault, says", [
     ('kind = "flood"', "field 'kind' must be one of kill"),
-    ('kind = "kill"\nat = "before-step"', "field 'at' must be one of after-turn, mid-turn, inside-write, inside-tool, hold"),
+    ('kind = "kill"\nat = "before-step"', "field 'at' must be one of after-turn, mid-turn, inside-write, inside-tool, "
+                                            "inside-permission, hold"),
     ('kind = "kill"\nat = "after-turn"\nturn = 3', "has a kill at turn 3, but the step takes 1 turn(s)"),
     ('kind = "kill"\nat = "mid-turn"\nturn = 2', "has a kill at turn 2, but the step takes 1 turn(s)"),
     ('kind = "kill"\nat = "inside-write"\nturn = 2', "has a kill at turn 2, but the step takes 1 turn(s)"),
