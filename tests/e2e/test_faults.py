@@ -105,3 +105,19 @@ def test_a_torn_or_corrupt_line_is_dropped_without_a_word(faults, name):
     steps = faults.steps(name)
     assert steps["B"].eventlog.resume_event_count == steps["A"].eventlog.events - 1
     assert not steps["B"].failures
+
+
+def test_a_kill_with_a_permission_request_pending_drops_the_call_and_the_tool_never_runs(faults):
+    """The runtime asks the app's handler about the model's call of an asking tool; the
+    kill lands there (the worker said holding inside the handler). The tool never ran:
+    the witness saw one request of A2 (the call) and no tool result; B's question is
+    answered from A's turn. Whether A2's resume reached the log before the kill races
+    the runtime's batched writes, so that is not asserted."""
+    name = "fault-kill-inside-permission"
+    steps = faults.steps(name)
+    assert steps["A2"].holding.point == "inside-permission" and steps["A2"].finished is None
+    seen = [e for e in faults.scenario(name).evidence if e.step == "A2"]
+    assert [e.reply_kind for e in seen] == ["tool-call"] and seen[0].tool_called == "lookup_favourite"
+    [asked] = faults.asked(name)
+    assert asked.verdict == Verdict.KEPT and asked.fact_in == ("user",)
+    assert not any(role == "tool" for e in faults.scenario(name).evidence for role, _ in e.conversation)
