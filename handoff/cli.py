@@ -57,6 +57,20 @@ app.command()(tools.doctor)
 def main() -> None:
     try:
         app()
+    except SystemExit as done:
+        if _interrupted_unannounced(done):
+            from handoff.app.execute import after_interrupt
+
+            print(f"error: {after_interrupt()}", file=sys.stderr)
+        raise
     except Exception as error:  # a bug in the tool: say so in one line, exit 3
         print(f"internal error: {type(error).__name__}: {error}", file=sys.stderr)
         sys.exit(3)
+
+
+def _interrupted_unannounced(done: SystemExit) -> bool:
+    """A Ctrl-C that no command caught (one that came while typer read the options, or
+    before a command's own handling began): typer turns it into exit 130 without a word.
+    A command that caught it has said what it stopped (handoff/commands/common.py)."""
+    exited = done.__context__
+    return isinstance(exited, typer.Exit) and isinstance(exited.__cause__, KeyboardInterrupt)
