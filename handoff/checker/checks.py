@@ -155,8 +155,9 @@ def _step_turns(history: ScenarioHistory, spec: Step, step: StepHistory, backend
                                 Verdict.FAILED_LOUDLY, f"tell failed: {failure.message}", Basis.RUNTIME_ERROR))
             continue
         records, places = step.fact_sent(failure.turn), step.fact_places(failure.turn)
-        # The log's last answer can be this question's only if no later turn of the step answered.
-        last = not any(t.turn > failure.turn for t in view.turns)
+        # The log's last answer can be this question's only if no turn of the step answered at
+        # or after its number (one the worker reported answered, then failed after: a hold).
+        last = not any(t.turn >= failure.turn for t in view.turns)
         verdict, reason, basis = (last and _undelivered(facts, records, fact, backend, places)) or _failed(failure,
                                                                                                             backend)
         in_log = basis == Basis.LOG_AND_WIRE
@@ -181,7 +182,7 @@ def _step_turns(history: ScenarioHistory, spec: Step, step: StepHistory, backend
         judged.append(_told(record.name, spec, facts, None, None, FactSeen.NO_REQUEST, None, verdict, reason, basis))
     if not judged:
         judged.append(TurnJudgement(record.name, NoTurn.STEP, None, facts))  # a step with no turn still gets its line
-    return sorted(judged, key=lambda t: t.turn if t.turn is not None else 10**6)
+    return sorted(judged, key=lambda t: (t.turn is None, t.turn))  # a turn with no number last
 
 
 def _told(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer: str | None, reached: FactSeen,

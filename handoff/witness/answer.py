@@ -97,11 +97,14 @@ def fact_places(messages: list[dict[str, Any]], stated_text: str) -> tuple[str, 
             continue
         if role == "user":
             in_summary = any(stated_text in block for block in _summaries(text))
-            outside = SUMMARY_BLOCK.sub("", text)
+            # What is cut out leaves a line break, which no fact's text holds (a topic and a
+            # value are one line: handoff/inputs.py): the text either side of it never joins
+            # into a statement of the fact that the message does not make.
+            outside = SUMMARY_BLOCK.sub("\n", text)
             said = [match.group(0) for match in REMEMBER_PATTERN.finditer(outside)]
             found |= {FactPlace.SUMMARY} if in_summary else set()
             found |= {FactPlace.USER} if any(stated_text in prompt for prompt in said) else set()
-            found |= {FactPlace.INJECTED} if stated_text in REMEMBER_PATTERN.sub("", outside) else set()
+            found |= {FactPlace.INJECTED} if stated_text in REMEMBER_PATTERN.sub("\n", outside) else set()
         elif role in tuple(FactPlace):
             found.add(FactPlace(role))
     return tuple(place.value for place in FactPlace if place in found)

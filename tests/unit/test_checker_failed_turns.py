@@ -60,6 +60,20 @@ def test_a_failed_ask_before_an_answered_one_failed_loudly_the_logs_answer_being
                       expectations=(Expectation("verdict", "kept", "kept", True),), session="sid"))
 
 
+def test_an_ask_that_failed_after_its_own_answer_was_reported_is_not_undelivered():
+    """The Python worker reports a turn's answer before any after-turn hold, so an ask can
+    be both answered and failed under one number (the hold's own read failed): the log's
+    last answer is then the one the app got, never one it was not told."""
+    spec = Step("B", ("resume", "ask", "close"), expect="kept")
+    failed = ActionFailed(t=0.0, action="ask", message="boom", turn=1)
+    record = ScenarioRecord("s", scenario(spec), [step("B", READY, turn(1, "ask", RECALLED), failed,
+                                                       answered_log(RECALLED), FINISHED)], [seen("B", 1, True)])
+    answered, failure = judge_scenario(record, FACT).turns
+    assert (answered.turn, answered.answer, answered.verdict) == (1, RECALLED, Verdict.KEPT)
+    assert (failure.turn, failure.answer, failure.verdict, failure.reason, failure.evidence) == (
+        1, None, Verdict.FAILED_LOUDLY, "ask failed (not a 'not found'): boom", Basis.RUNTIME_ERROR)
+
+
 def test_a_failed_ask_after_another_actions_failure_keeps_its_own_number():
     spec = Step("B", ("resume", "metadata", "ask", "close"), expect="failed-loudly")
     failures = (ActionFailed(t=0.0, action="metadata", message="no metadata"),

@@ -11,14 +11,17 @@ import dataclasses
 import pytest
 
 from handoff.checker.checks import judge, judge_answer, judge_scenario
+from handoff.checker.verdicts import Basis
 from handoff.report.html import page
-from handoff.protocol import ActionDone, Turn
+from handoff.protocol import ActionDone, ActionFailed, Turn
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
 from handoff.witness.answer import fact_places
 from handoff.witness.server import witness
 from handoff.witness.tags import FACT_HEADER, request_tags
 from handoff.words import FactPlace, ReplyKind, Verdict
+from tests.unit.test_checker_failed_turns import TIMEOUT, answered_log
+from tests.unit.test_checker_paths import FINISHED, READY, scenario, seen, step
 from tests.unit.test_html_report import FACT, RECALLED, TOLD, evidence, lines, ready, run_record
 
 STATED = FACT.stated_text
@@ -41,6 +44,10 @@ def user(text: str) -> dict:
      ("user", "summary")),
     ([{"role": "tool", "content": f"Found: {STATED}."}], ("tool",)),
     ([user(FACT.question_prompt)], ()),
+    # the fact's words on either side of a summary or of the app's prompt are not a statement
+    # of it once that is cut out: only the summary, only the prompt
+    ([user(f"{STATED[:13]}<summary>The user said: {STATED}.</summary>{STATED[13:]}")], ("summary",)),
+    ([user(f"{STATED[:13]}{FACT.remember_prompt}{STATED[13:]}")], ("user",)),
 ])
 def test_the_witness_tells_the_users_own_words_from_text_put_around_them(messages, places):
     assert fact_places(messages, STATED) == places
@@ -56,6 +63,8 @@ def test_a_memory_block_in_a_user_message_is_recorded_as_injected_and_the_witnes
 @pytest.mark.parametrize("answer, sent, places, verdict, says", [
     (RECALLED, [True], [("user",)], Verdict.KEPT, "answer names the fact and the model was sent it"),
     (RECALLED, [True], [("tool",)], Verdict.KEPT, "answer names the fact and the model was sent it"),
+    (RECALLED, [True], [("summary",)], Verdict.KEPT, "answer names the fact and the model was sent it"),
+    (RECALLED, [True], [("assistant",)], Verdict.KEPT, "answer names the fact and the model was sent it"),
     (RECALLED, [True], [()], Verdict.KEPT, "answer names the fact and the model was sent it"),  # a record before places
     (RECALLED, [True], [("injected",)], Verdict.UNKNOWN,
      "sent it only outside the session's history (in text the runtime put into a user message, e.g. a memory)"),
@@ -70,7 +79,7 @@ def test_a_memory_block_in_a_user_message_is_recorded_as_injected_and_the_witnes
 def test_only_the_sessions_history_makes_an_answer_kept(answer, sent, places, verdict, says):
     got, reason, _ = judge_answer(answer, sent, FACT, places=places)
     assert got == verdict and says in reason
-    if places == [()] or places == [("user",)] or places == [("tool",)]:
+    if places in ([()], [("user",)], [("tool",)], [("summary",)], [("assistant",)]):
         assert reason == judge_answer(answer, sent, FACT)[1]  # nothing said about places when all is history
 
 
@@ -105,3 +114,21 @@ def test_the_page_says_where_the_fact_was_found():
     html = page(record, judge(record))
     assert "Fact reached the model: yes (found in text the runtime put into a user message (not the history))" in html
     assert "the fact was in it (found in text the runtime put into a user message (not the history))" in html
+
+
+@pytest.mark.parametrize("number", [1, None])
+def test_an_answer_in_the_log_that_names_a_fact_sent_only_outside_the_history_is_not_undelivered(number):
+    """An ask that failed for the app, its answer in the session's log: that answer is
+    attributed as an answered one is, so a fact the model had only from a memory makes
+    the turn unknown, not undelivered (the context kept), whether the failure gave the
+    turn's number or not."""
+    spec = Step("B", ("resume", "ask", "close"), expect="undelivered")
+    failed = ActionFailed(t=0.0, action="ask", message=TIMEOUT, turn=number)
+    asked = dataclasses.replace(seen("B", 1, True), fact_in=(FactPlace.INJECTED.value,))
+    record = ScenarioRecord("s", scenario(spec), [step("B", READY, failed, answered_log(RECALLED), FINISHED)],
+                            [asked])
+    [judged] = judge_scenario(record, FACT).turns
+    assert (judged.turn, judged.verdict, judged.evidence) == (1, Verdict.UNKNOWN, Basis.LOG_AND_WIRE)
+    assert judged.reason.startswith("answer names the fact, but the model was sent it only outside the session's "
+                                    "history (in text the runtime put into a user message, e.g. a memory)")
+    assert "(in the log; never delivered: " in judged.reason

@@ -4,6 +4,8 @@ fact whole."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import msgspec
 
 from handoff.checker.checks import judge
@@ -14,6 +16,7 @@ from handoff.runs import record as record_module
 from handoff.runs.history import RunHistory, ScenarioHistory
 from handoff.runs.record import ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
+from handoff.witness.tags import COMPACTION, filler_turn
 from tests.unit.test_html_report import FACT, RECORD, evidence, lines, run_record
 
 
@@ -61,6 +64,18 @@ def test_the_witnesss_records_are_keyed_by_the_steps_own_turn_as_a_number():
     assert history.fact_sent(1) == [True] and history.fact_sent(2) == [False, None] and history.fact_sent(4) == []
     # a turn the worker never reported, or one the witness did not name as the worker numbers them
     assert [e.turn for e in history.unreported] == ["02", None, "3"]
+
+
+def test_the_witnesss_compaction_and_filler_records_are_the_steps_own_in_the_order_they_came():
+    scenario = Scenario("s", "T", "P", "D", (Step("A", ("create", "tell", "compact")),))
+    step = StepRecord("A", "local", "shared", "home", "x", lines=lines(
+        Turn(t=1.0, turn=1, kind="tell", session_id="x", prompt="p", answer="OK", ms=1)))
+    compacted = [dataclasses.replace(evidence("A", None, True), at=at, interaction=COMPACTION) for at in (5.0, 2.0)]
+    filled = [dataclasses.replace(evidence("A", filler_turn(n), True), at=at) for n, at in ((2, 4.0), (1, 3.0))]
+    [history] = ScenarioHistory.of(ScenarioRecord("s", scenario, [step], [*compacted, *filled]), FACT).steps
+    assert [e.at for e in history.compactions] == [2.0, 5.0]
+    assert [e.turn for e in history.filler] == [filler_turn(1), filler_turn(2)]
+    assert history.unreported == ()  # neither is a turn the worker never reported
 
 
 def test_a_runs_history_has_the_fact_whole():
