@@ -44,6 +44,7 @@ from handoff.owners import (
     RUN_DIR_PREFIX,
     TAG_DIGITS,
 )
+from handoff.processes import kill_all
 
 UNMOUNT_SECONDS = 10.0  # for the killed processes still using a small disk to end
 # network namespaces, and the containers, volumes and networks in an engine
@@ -236,14 +237,7 @@ def _kill(processes: list[Leftover]) -> None:
     for leftover in processes:
         with contextlib.suppress(psutil.Error):
             victims.append(psutil.Process(int(leftover.name.split()[0])))
-    markers = runtime_markers.of(victims)
-    try:
-        for process in victims:
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        psutil.wait_procs(victims, timeout=5)
-    finally:
-        runtime_markers.remove(markers)
+    kill_all(victims)
 
 
 def unmount(point: str, owner: int) -> None:

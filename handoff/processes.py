@@ -176,6 +176,20 @@ def cpu_used(victims: list[psutil.Process]) -> Cpu | None:
     return Cpu(worker=round(worker, 3), runtime=round(runtime, 3)) if alive else None
 
 
+def kill_all(victims: list[psutil.Process]) -> None:
+    """SIGKILL each of ``victims`` and wait until they have ended (reaping those that are
+    our children). A runtime among them cannot remove its in-use markers: they are noted
+    before the kill and removed once it is dead."""
+    markers = runtime_markers.of(victims)
+    try:
+        for process in victims:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        psutil.wait_procs(victims, timeout=5)
+    finally:
+        runtime_markers.remove(markers)
+
+
 def become_subreaper() -> None:
     if sys.platform != "linux":
         return
@@ -313,15 +327,7 @@ class ProcessTracker:
         for group in list(self._groups):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
-        leftovers = self.alive() + self._born_since_start()
-        markers = runtime_markers.of(leftovers)
-        try:
-            for process in leftovers:
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    process.kill()
-            psutil.wait_procs(leftovers, timeout=5)
-        finally:
-            runtime_markers.remove(markers)
+        kill_all(self.alive() + self._born_since_start())
         self.reap_orphans()
 
     @staticmethod

@@ -10,7 +10,7 @@ import psutil
 
 from handoff import runtime_markers
 from handoff.faults.base import Fault, FaultDidNotApply, FaultTarget
-from handoff.processes import is_runtime
+from handoff.processes import is_runtime, kill_all
 from handoff.words import FaultKind
 
 RUNTIME_EXIT_TIMEOUT = 10.0  # how long an orphaned runtime may take to end by itself
@@ -78,12 +78,6 @@ class KillRuntime(Fault):
         runtimes = [p for p in _descendants(target.process.pid) if is_runtime(p)] if target.process else []
         if not runtimes:
             raise FaultDidNotApply("kill-runtime: the step's worker has no runtime running")
-        markers = runtime_markers.of(runtimes)
-        try:
-            for runtime in runtimes:
-                runtime.kill()
-            psutil.wait_procs(runtimes, timeout=5)
-        finally:
-            runtime_markers.remove(markers)
+        kill_all(runtimes)
         return f"SIGKILL to the runtime (pid {', '.join(str(p.pid) for p in runtimes)}); the app lives on"
 

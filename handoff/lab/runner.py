@@ -29,12 +29,11 @@ from typing import Callable
 
 import psutil
 
-from handoff import runtime_markers
 from handoff.errors import UserError
 from handoff.lab.calls import Creator
 from handoff.lab.options import LOG_DIR, LabOptions, Write
 from handoff.lab.transcript import Lab
-from handoff.processes import ProcessTracker, StopOnce
+from handoff.processes import ProcessTracker, StopOnce, kill_all
 from handoff.runs.record import RunRecord
 from handoff.runtime_locator import locate_runtime
 from handoff.witness.evidence import read_evidence
@@ -110,12 +109,6 @@ def _descendants() -> set[int]:
 def _kill_new_descendants(before: set[int]) -> None:
     """Kill any process below this one that the lab started and that is still running."""
     with contextlib.suppress(psutil.Error):
-        left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-        markers = runtime_markers.of(left)  # in the user's own cache: nothing else would remove them
-        try:
-            for process in left:
-                with contextlib.suppress(psutil.Error):
-                    process.kill()
-            psutil.wait_procs(left, timeout=5)
-        finally:
-            runtime_markers.remove(markers)
+        # (kill_all removes a runtime's in-use markers too: in the user's own cache, where
+        # nothing else would remove them)
+        kill_all([p for p in psutil.Process().children(recursive=True) if p.pid not in before])

@@ -34,29 +34,27 @@ def test_while_the_command_line_is_imported(monkeypatch, capsys):
     assert capsys.readouterr().err == "error: interrupted while the tool was loading; nothing was started\n"
 
 
-def test_before_a_commands_own_handling(monkeypatch, capsys, tmp_path):
+def _run_interrupted_in(name: str, monkeypatch, tmp_path) -> SystemExit:
+    """`handoff run same-process` with a Ctrl-C raised where the run calls handoff.app.matrix's ``name``."""
     from handoff.app import matrix
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(matrix, "MatrixOptions", interrupted)  # built before `run` catches interrupts
+    monkeypatch.setattr(matrix, name, interrupted)
     monkeypatch.setattr(sys, "argv", ["handoff", "run", "same-process", "--runs-dir", str(tmp_path)])
     with pytest.raises(SystemExit) as done:
         cli.main()
-    assert done.value.code == 130
+    return done.value
+
+
+def test_before_a_commands_own_handling(monkeypatch, capsys, tmp_path):
+    done = _run_interrupted_in("MatrixOptions", monkeypatch, tmp_path)  # built before `run` catches interrupts
+    assert done.code == 130
     assert capsys.readouterr().err == "error: interrupted; every worker, runtime and temporary file was removed\n"
 
 
 def test_a_command_that_announced_its_interrupt_is_not_announced_again(monkeypatch, capsys, tmp_path):
-    from handoff.app import matrix
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(matrix, "run_matrix", interrupted)  # inside the command's own handling
-    monkeypatch.setattr(sys, "argv", ["handoff", "run", "same-process", "--runs-dir", str(tmp_path)])
-    with pytest.raises(SystemExit) as done:
-        cli.main()
-    assert done.value.code == 130
+    done = _run_interrupted_in("run_matrix", monkeypatch, tmp_path)  # inside the command's own handling
+    assert done.code == 130
     assert capsys.readouterr().err == "error: interrupted; every worker, runtime and temporary file was removed\n"

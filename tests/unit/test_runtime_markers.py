@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import psutil
+import pytest
 
 from handoff import leftovers, owners, runtime_markers
 
@@ -51,29 +52,18 @@ def _other_runtime_markers(home) -> list[str]:
     return names
 
 
-def test_markers_held_when_noted_are_removed_after_the_kill(tmp_path):
-    runtime = _start(tmp_path)
-    try:
-        _hold(runtime)
-        others = _other_runtime_markers(tmp_path)
-        markers = runtime_markers.of([psutil.Process(runtime.pid)])
-        runtime.kill()
-        runtime.wait()
-        runtime_markers.remove(markers)
-        assert sorted(p.name for p in _package(tmp_path).iterdir()) == others
-    finally:
-        runtime.kill()
-        runtime.wait()
-
-
-def test_markers_opened_after_the_note_was_taken_are_removed_too(tmp_path):
-    """The race a kill during a runtime's start used to lose: nothing was held open when
-    the killer looked, the markers appeared before the kill landed."""
+@pytest.mark.parametrize("held_when_noted", [True, False], ids=["held-when-noted", "opened-after-the-note"])
+def test_a_killed_runtimes_markers_are_removed_and_no_other(tmp_path, held_when_noted):
+    """Also the race a kill during a runtime's start used to lose: nothing was held open
+    when the killer looked, and the markers appeared before the kill landed."""
     runtime = _start(tmp_path)
     try:
         others = _other_runtime_markers(tmp_path)
+        if held_when_noted:
+            _hold(runtime)
         markers = runtime_markers.of([psutil.Process(runtime.pid)])
-        _hold(runtime)
+        if not held_when_noted:
+            _hold(runtime)
         runtime.kill()
         runtime.wait()
         runtime_markers.remove(markers)
