@@ -19,16 +19,21 @@ from handoff.coordinator.services import RunServices
 from handoff.coordinator.slots import Slots
 from handoff.runs.record import ScenarioRecord
 from handoff.scenario import Scenario
-from handoff.words import HostKind
+from handoff.words import Action, HostKind
+
+# A filler turn (the long-history rung's 199 took 12.9 s): without it a first run guessed
+# that 200-turn scenario at two seconds and started it last, to run alone at the end.
+FILLER_TURN_SECONDS = 0.065
 
 
 def expected_cost(scenario: Scenario, measured: dict[str, float] | None = None) -> float:
     """Its length in seconds, for scheduling only: as measured in an earlier run, else about
-    a second per step (a worker and its runtime), more on a simulated host, plus the
-    turn time-out of a step that expects its answer never to arrive."""
+    a second per step (a worker and its runtime), more on a simulated host, plus its
+    filler turns and the turn time-out of a step that expects its answer never to arrive."""
     if measured and scenario.name in measured:
         return measured[scenario.name]
     return sum(1.0 + (0.5 if step.host != HostKind.LOCAL else 0.0)
+               + step.actions.count(Action.FILL) * step.filler_turns * FILLER_TURN_SECONDS
                + (scenario.turn_timeout if step.waits_out_a_turn else 0.0) for step in scenario.steps)
 
 

@@ -50,6 +50,11 @@ def test_a_measured_time_outranks_the_guess_from_the_steps():
     assert expected_cost(short_by_steps, measured) == 30.0 > expected_cost(long_by_steps, measured)
 
 
+def test_a_long_history_is_guessed_longer_than_many_steps():
+    filled = a_scenario("long-history", Step("A", ("create", "tell", "fill", "close"), filler_turns=199))
+    assert expected_cost(filled) > expected_cost(a_scenario("many-steps", STEP, STEP, STEP, STEP, STEP, STEP))
+
+
 def test_with_one_slot_the_scenarios_start_in_the_order_of_their_measured_times(tmp_path):
     import asyncio
     from pathlib import Path
