@@ -4,7 +4,8 @@
   of what the tool made in it (containers, volumes, networks), for cleanup;
 * image.py — the worker image: described by the project's ``Containerfile``, built
   offline from Debian's packages (debootstrap, then an import) and cached by content hash;
-* network.py — the container network of one run, routed to the run's services;
+* network.py — the bridge network of one run on an engine that cannot join the simulated
+  LAN (docker), routed to the run's services;
 * lifeline.py — the connection every container holds to its run: when the run dies,
   even by SIGKILL, the kernel closes it and the container's worker ends.
 

@@ -75,6 +75,12 @@ class Engine:
     def installed(self) -> bool:
         return shutil.which(self.name) is not None
 
+    @property
+    def joins_namespaces(self) -> bool:
+        """Whether its containers can join a network namespace made outside it, by path
+        (podman's ``--network ns:``); docker's join only its own networks and containers."""
+        return self.name == "podman"
+
     def command(self, *args: str) -> list[str]:
         return [self.name, *args]
 

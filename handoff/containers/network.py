@@ -1,6 +1,7 @@
-"""The container network of one run.
+"""The container network of one run, on an engine that cannot join the simulated LAN.
 
-Each run that has container hosts gets an engine network of its own (a bridge, named
+Podman's containers join their host's namespace on the LAN (handoff/hosts/container.py);
+docker's cannot, so a run on docker that has container hosts gets an engine network of its own (a bridge, named
 ``handoff-<owner>...``, with a /24 that overlaps nothing on this machine). Its containers
 reach the run's services — the witness model, PostgreSQL, the lifeline — at the simulated
 LAN's gateway (``10.213.X.1``), where those already listen for namespace hosts: an

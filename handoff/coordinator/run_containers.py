@@ -1,5 +1,8 @@
 """The container side of one run: the engine checked, the image there, a network, a lifeline.
 
+The network is the simulated LAN, which podman's containers join (each container host a
+machine on it, handoff/hosts/container.py); docker's need an engine network of their own.
+
 Started by the run's services (coordinator/services.py) when a scenario has a container
 host. Anything that fails here — no engine, a Docker daemon that does not answer, an image
 that cannot be built, a Python that does not match — becomes the reason those scenarios
@@ -22,6 +25,7 @@ from handoff.containers.engine import NAME_PREFIX, Engine, EngineError
 from handoff.containers.lifeline import Lifeline
 from handoff.containers.network import ContainerNetwork
 from handoff.hosts.container import ContainerSetup
+from handoff.hosts.network import Lan
 from handoff.processes import ProcessTracker
 
 
@@ -42,18 +46,24 @@ class RunContainers:
         self.problem: str | None = None  # why container scenarios cannot run here
 
     async def create_network(self, tracker: ProcessTracker, lan_problem: str | None) -> str | None:
-        """First, and quickly: the engine is asked whether it works and the network is made,
-        so that the database knows the subnet to let in. Returns the subnet."""
-        self.problem = lan_problem or await asyncio.to_thread(self.engine.problem)
-        if self.problem is None:
-            try:
-                await self.network.create(tracker)
-            except EngineError as error:
-                self.problem = f"the container network could not be made: {error}"
+        """For an engine that cannot join the LAN, first: the engine is asked whether it
+        works and its network is made, so that the database knows the subnet to let in.
+        Returns that subnet (None: there is none)."""
+        self.problem = lan_problem
+        if self.problem is None and not self.engine.joins_namespaces:
+            self.problem = await asyncio.to_thread(self.engine.problem)
+            if self.problem is None:
+                try:
+                    await self.network.create(tracker)
+                except EngineError as error:
+                    self.problem = f"the container network could not be made: {error}"
         return self.network.subnet
 
-    async def start(self, tracker: ProcessTracker, gateway: str) -> None:
-        """The image (built now if this machine has never built it) and the lifeline."""
+    async def start(self, tracker: ProcessTracker, lan: Lan) -> None:
+        """The engine checked (if creating the network did not), the image (built now if
+        this machine has never built it) and the lifeline."""
+        if self.problem is None and self.engine.joins_namespaces:
+            self.problem = await asyncio.to_thread(self.engine.problem)
         if self.problem is not None:
             return
         try:
@@ -65,14 +75,15 @@ class RunContainers:
             self.problem = f"{error} (then `make containers`)"
         if self.problem is not None:
             return
-        lifeline = await self.lifeline.start(gateway)
-        self.setup = ContainerSetup(self.engine, recipe.tag, self.network.name, lifeline, self.runtime,
-                                    self.run_dir / "containers")
+        lifeline = await self.lifeline.start(lan.gateway)
+        joins = self.engine.joins_namespaces
+        self.setup = ContainerSetup(self.engine, recipe.tag, None if joins else self.network.name, lifeline,
+                                    self.runtime, self.run_dir / "containers", lan=lan if joins else None)
 
     def close(self) -> None:
         """Whatever a scenario did not remove (an interrupted one): this run's containers,
         then its volumes, then its network. (The lifeline was let go of in the event loop.)"""
-        if self.network.subnet is None:  # nothing was made in the engine
+        if self.setup is None and self.network.subnet is None:  # nothing was made in the engine
             return
         for kind in ("container", "volume"):
             self.engine.remove_sync(kind, [name for name in self.engine.names(kind) if name.startswith(self.prefix)])

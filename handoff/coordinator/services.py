@@ -99,14 +99,14 @@ class RunServices:
     async def start(self, scenarios: list[Scenario]) -> None:
         self._start_lan(scenarios)
         containers = any(kind == HostKind.CONTAINER for s in scenarios for kind in s.hosts.values())
-        if containers:  # first: the database must know the container network's subnet
+        if containers:  # first: the database must know an engine network's subnet, if there is one
             self._container_subnet = await self.containers.create_network(self.tracker, self.lan_problem)
         # None of these needs another, and each takes a moment: start them side by side. Every
         # scenario needs the witness and the zygote; only some need the database or the
         # containers' image, and the others start while those are still being made (ready_for).
         self._database = _started(self._start_database(scenarios))
         if containers and self.lan:
-            self._containers = _started(self.containers.start(self.tracker, self.lan.gateway))
+            self._containers = _started(self.containers.start(self.tracker, self.lan))
         try:
             await asyncio.gather(self._start_witness(), self._start_zygote(scenarios))
         except BaseException:

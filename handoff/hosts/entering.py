@@ -28,12 +28,13 @@ import signal
 import subprocess
 import sys
 
+from handoff.hosts.network import NETNS_DIR
+
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
-NETNS_DIR = "/var/run/netns"
 
 
 class EnterError(RuntimeError):

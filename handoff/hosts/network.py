@@ -20,6 +20,7 @@ import subprocess
 from handoff import owners
 
 PREFIX = "10.213"
+NETNS_DIR = "/var/run/netns"  # where `ip netns add` keeps a named namespace
 
 
 class NetworkError(Exception):
