@@ -107,8 +107,9 @@ def _running_containers(owner: int) -> list[str]:
                     reason=str(missing_capability("container") or Engine().problem()))
 def test_after_sigkill_no_container_runs_and_clean_removes_its_volume_and_network():
     """A container scenario killed mid-step with SIGKILL: the run's containers stop by
-    themselves (their lifeline), and what is left in the engine — the stopped container,
-    its volume, the run's network — is removed by `handoff clean`."""
+    themselves (their lifeline), and what is left — the stopped container and its volume
+    in the engine, the container hosts' network namespaces on the run's LAN — is removed
+    by `handoff clean`."""
     run = _start("cross-container-volume")
     _container_runtime_started(run)
     assert _running_containers(run.pid)
@@ -119,7 +120,7 @@ def test_after_sigkill_no_container_runs_and_clean_removes_its_volume_and_networ
         time.sleep(0.1)
     assert _running_containers(run.pid) == [] and _owned_by(run.pid) == []
     left = [leftover for leftover in leftovers.find() if leftover.owner == run.pid]
-    assert {leftover.kind for leftover in left} >= {"container", "volume", "network"}
+    assert {leftover.kind for leftover in left} >= {"container", "volume", "namespace"}
     clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=120)
     assert clean.returncode == 0, clean.stderr
     assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
