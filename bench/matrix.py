@@ -190,12 +190,20 @@ def _floor_findings(section: Section, every: list[CpuSplit], wall_s: float, para
         section.findings.append(f"Above the floor, per run (CPU-s, medians): {forked:.1f} in the workers (all forked), "
                                 f"{rest:.1f} in everything else.")
         return
+    corrected = (runtimes + anew) / parallel
     section.findings.append(
         f"Above the floor, per run (CPU-s, medians): {anew:.1f} in the {count:.0f} workers started as a new "
         f"interpreter (in a container, over SSH, or with another SDK: each imports the SDK, about 1 CPU-s, and the "
         f"rung needs that new process), {forked:.1f} in the forked workers, {rest:.1f} in everything else; with the "
-        f"new interpreters counted as part of the floor it is {(runtimes + anew) / parallel:.1f} s, and the run took "
-        f"{wall_s / ((runtimes + anew) / parallel):.2f}× that.")
+        f"new interpreters counted as part of the floor it is {corrected:.1f} s, and the run took "
+        f"{wall_s / corrected:.2f}× that.")
+    busy = median(s.total for s in every) / parallel
+    section.findings.append(
+        f"Where the {wall_s - corrected:.1f} s above that corrected floor go: {(forked + rest) / parallel:.1f} s are "
+        f"the CPU of the forked workers and everything else spread over {parallel} cores; the other "
+        f"{max(0.0, wall_s - busy):.1f} s (the wall time less the run's CPU / {parallel}) are cores left idle: the "
+        f"run's start before its first worker, its end after the last, and moments when neither scenario running "
+        f"had work for a core.")
 
 
 def _cpu_cells(splits: list[CpuSplit]) -> list[str]:
