@@ -371,17 +371,29 @@ def others_using_caches() -> list[str]:
     caches now or in a moment: a runtime started from this checkout, a container given a
     host's user directory, or a test run (pytest) working in this checkout, which starts
     runtimes between its tests. Not this soak's own (between its runs it has none)."""
-    mine = {os.getpid(), *(p.pid for p in psutil.Process().children(recursive=True))}
     found = []
     for process in psutil.process_iter(["pid", "cmdline"]):
         command = process.info["cmdline"] or []
-        if process.pid in mine or not command:
+        if process.pid == os.getpid() or not command:
             continue
         text = " ".join(command)
         testing = any(Path(arg).name == "pytest" for arg in command[:2]) and _cwd(process) == PROJECT_ROOT
-        if testing or (is_runtime(process) and command[0].startswith(str(PROJECT_ROOT))) or f"{USER_DIRS}/" in text:
+        candidate = testing or (is_runtime(process) and command[0].startswith(str(PROJECT_ROOT))) or \
+            f"{USER_DIRS}/" in text
+        if candidate and not _mine(process):
             found.append(f"{process.pid} {text[:100]}")
     return found
+
+
+def _mine(process: psutil.Process) -> bool:
+    """Whether the process descends from this one (or has ended). Asked of the process
+    itself when it is found: a list of this process's children taken before the look
+    missed whatever a run started in between, and counted this soak's own runtimes as
+    another run's under load, when the look takes longest."""
+    try:
+        return any(parent.pid == os.getpid() for parent in process.parents())
+    except psutil.Error:
+        return True
 
 
 def _cwd(process: psutil.Process) -> Path | None:

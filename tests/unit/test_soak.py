@@ -4,8 +4,13 @@ of BENCHMARKS.md, which `make bench` keeps when it rewrites the file."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import subprocess
+import sys
+
+import psutil
 
 from bench import report
 from bench.soak import (
@@ -18,11 +23,13 @@ from bench.soak import (
     compare,
     differences_table,
     findings,
+    others_using_caches,
     plan,
     restore_leftovers,
     runs_table,
 )
 from handoff.checker.verdicts import Expectation, RunJudgement, ScenarioJudgement, TurnJudgement
+from handoff.hosts.base import USER_DIRS
 from handoff.words import Verdict
 
 
@@ -146,3 +153,49 @@ def test_the_soak_block_replaces_itself_and_make_bench_carries_it_over(tmp_path)
     written = path.read_text()
     assert "## 1. Something" in written and "## 1. Overhead" not in written
     assert written.count("soak: begin") == 1 and "second" in written
+
+
+def _subreaper(on: bool) -> bool:
+    """Set whether this process is a child subreaper; returns what it was."""
+    libc, was = ctypes.CDLL(None, use_errno=True), ctypes.c_int(0)
+    libc.prctl(37, ctypes.byref(was), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+    libc.prctl(36, int(on), 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    return bool(was.value)
+
+
+def _sleeper(*tag: str) -> list[str]:
+    return [sys.executable, "-c", "import time; time.sleep(60)", *tag]
+
+
+def test_a_process_the_soak_started_during_its_look_is_its_own_and_an_orphan_is_another_runs(monkeypatch):
+    """Both carry a host's user directory on their command line, as a container step's
+    engine command does. One is started by this process while it looks (a run starts
+    runtimes all the time); the other's parent has exited, as a process of another run."""
+    tag = f"{USER_DIRS}/soak-test-{os.getpid()}"
+    looked_at = psutil.process_iter
+    started: list[subprocess.Popen] = []
+
+    def process_iter_after_a_start(*args, **kwargs):
+        started.append(subprocess.Popen(_sleeper(f"{tag}-mine")))
+        return looked_at(*args, **kwargs)
+
+    # The orphan must leave this process's tree: an earlier test's in-process run may have
+    # made this process a child subreaper, which would take the orphan back as its own.
+    was_subreaper = _subreaper(False)
+    try:
+        spawner = subprocess.run([sys.executable, "-c", "import subprocess, sys; print(subprocess.Popen(sys.argv[1:], "
+                                  "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True).pid)",
+                                  *_sleeper(f"{tag}-orphan")], capture_output=True, text=True, check=True)
+    finally:
+        _subreaper(was_subreaper)
+    orphan = psutil.Process(int(spawner.stdout))
+    monkeypatch.setattr(psutil, "process_iter", process_iter_after_a_start)
+    try:
+        found = others_using_caches()
+    finally:
+        for process in [*started, orphan]:
+            process.kill()
+        for process in started:
+            process.wait()
+    assert [int(line.split()[0]) for line in found if tag in line] == [orphan.pid]
+    assert started  # (the look did start one)
