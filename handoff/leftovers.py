@@ -12,6 +12,9 @@ no chance, so everything a run makes is marked with its **owner**, the pid of th
   also ends by itself when its run dies (its lifeline, containers/lifeline.py); only
   the stopped container, its volumes and its network are left for `handoff clean`.
 
+Two kinds carry no owner's name and are told left over by nobody using them: a killed
+runtime's in-use markers and a killed PostgreSQL's shared memory.
+
 Whatever belongs to an owner that is no longer alive is a leftover: :func:`find` lists
 them and :func:`remove` removes them, for `handoff clean`, for `handoff doctor` (which
 reports them), and at the start of every `handoff run`. Nothing of a live owner is
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -45,6 +49,7 @@ from handoff.owners import (
     TAG_DIGITS,
 )
 from handoff.processes import kill_all
+from handoff.stores.postgres_server import SERVICE_USER
 
 UNMOUNT_SECONDS = 10.0  # for the killed processes still using a small disk to end
 # network namespaces, and the containers, volumes and networks in an engine
@@ -63,10 +68,16 @@ def alive(pid: int) -> bool:
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # "process", "container", "volume", "network", "namespace", "link", "mount", "directory", "marker"
-    name: str  # what to show: a pid and command, a container's name, a namespace, a path
+    kind: str  # "process", "container", "volume", "network", "namespace", "link", "mount", "directory", "marker",
+    # "shared memory segment"
+    name: str  # what to show: a pid and command, a container's name, a namespace, a path, a segment's id
     owner: int
     engine: str = ""  # for containers, volumes and networks: the engine that holds them
+
+    @property
+    def why(self) -> str:
+        """Why it is a leftover, to say beside it."""
+        return f"its run, pid {self.owner}, is gone" if self.owner else "no process uses it any more"
 
 
 def _owner(pattern: re.Pattern[str], name: str) -> int | None:
@@ -181,6 +192,56 @@ def _markers(of: int | None) -> list[Leftover]:
     return found
 
 
+SYSV_SHARED_MEMORY = Path("/proc/sysvipc/shm")
+SHARED_MEMORY_FILES = Path("/dev/shm")
+
+
+def _shared_memory(of: int | None) -> list[Leftover]:
+    """The shared memory of a throwaway PostgreSQL killed with its run: the System V
+    segment its postmaster made and its files in /dev/shm (PostgreSQL.<n>), which only a
+    postmaster that exits by itself removes. They carry no owner's name, so, as markers,
+    they are looked for only among the leftovers of owners that are gone, and only those
+    of the server's own account: a segment whose creator has exited and that nobody
+    attaches, a file no process of that account maps. The files are listed before the
+    maps are read: a server starting meanwhile has mapped its file by then."""
+    if of is not None:
+        return []
+    try:
+        uid = pwd.getpwnam(SERVICE_USER).pw_uid
+    except KeyError:
+        return []
+    found = []
+    with contextlib.suppress(OSError):
+        for line in SYSV_SHARED_MEMORY.read_text().splitlines()[1:]:
+            _key, shmid, _perms, _size, creator, _last, attached, owner_uid, *_ = line.split()
+            if int(owner_uid) == uid and attached == "0" and not alive(int(creator)):
+                found.append(Leftover("shared memory segment", f"System V segment {shmid}", 0))
+    files = [path for path in SHARED_MEMORY_FILES.glob("PostgreSQL.*") if _owned_by(path, uid)]
+    if files:
+        mapped = _mapped_by(uid)
+        found += [Leftover("shared memory segment", str(path), 0) for path in files if str(path) not in mapped]
+    return found
+
+
+def _owned_by(path: Path, uid: int) -> bool:
+    try:
+        return path.stat().st_uid == uid
+    except OSError:
+        return False
+
+
+def _mapped_by(uid: int) -> set[str]:
+    """The /dev/shm files that the processes of an account have mapped."""
+    mapped = set()
+    for process in psutil.process_iter(["uids"]):
+        with contextlib.suppress(psutil.Error, OSError, TypeError):
+            if process.info["uids"].real == uid:
+                for line in Path(f"/proc/{process.pid}/maps").read_text().splitlines():
+                    if f" {SHARED_MEMORY_FILES}/" in line:
+                        mapped.add(line.split(maxsplit=5)[5])
+    return mapped
+
+
 def _open_files() -> set[tuple[int, int]]:
     """(device, inode) of every file some process has open."""
     found = set()
@@ -198,7 +259,7 @@ def find(of: int | None = None) -> list[Leftover]:
     is still there; processes first, since they hold the rest, and mounts before the
     directories they are in."""
     return (_processes(of) + _engine_objects(of) + _namespaces(of) + _links(of) + _mounts(of) + _directories(of)
-            + _markers(of))
+            + _markers(of) + _shared_memory(of))
 
 
 def remove(leftovers: list[Leftover]) -> list[str]:
@@ -217,6 +278,8 @@ def remove(leftovers: list[Leftover]) -> list[str]:
                 _checked("link", "del", leftover.name)
             elif leftover.kind == "mount":
                 unmount(leftover.name, leftover.owner)
+            elif leftover.kind == "shared memory segment":
+                _remove_shared_memory(leftover.name)
             elif leftover.kind == "marker":
                 hold = Path(leftover.name)
                 hold.with_name(hold.name.removesuffix(".hold") + ".lock").unlink(missing_ok=True)
@@ -224,9 +287,18 @@ def remove(leftovers: list[Leftover]) -> list[str]:
             else:
                 shutil.rmtree(leftover.name)
         except (OSError, RuntimeError, subprocess.SubprocessError) as error:
-            if Path(leftover.name).exists() or leftover.kind in ("namespace", "link", *ENGINE_KINDS):
+            if Path(leftover.name).exists() or leftover.kind in ("namespace", "link", "shared memory segment", *ENGINE_KINDS):
                 failed.append(f"{leftover.kind} {leftover.name}: {error}")
     return failed
+
+
+def _remove_shared_memory(name: str) -> None:
+    if name.startswith("System V segment "):
+        done = subprocess.run(["ipcrm", "-m", name.removeprefix("System V segment ")], capture_output=True, text=True)
+        if done.returncode != 0 and "invalid id" not in done.stderr:  # gone already is fine
+            raise RuntimeError(done.stderr.strip())
+    else:
+        Path(name).unlink(missing_ok=True)
 
 
 def _kill(processes: list[Leftover]) -> None:

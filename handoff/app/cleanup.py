@@ -12,7 +12,7 @@ def clean_up(say: Callable[[str], None], warn: Callable[[str], None]) -> bool:
     """Remove every leftover of a run that is gone; False when something could not be."""
     found = leftovers.find()
     for leftover in found:
-        say(f"removing {leftover.kind} {leftover.name} (its run, pid {leftover.owner}, is gone)")
+        say(f"removing {leftover.kind} {leftover.name} ({leftover.why})")
     failed = leftovers.remove(found)
     for problem in failed:
         warn(f"could not remove {problem}")

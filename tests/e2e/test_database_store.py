@@ -104,3 +104,56 @@ def test_the_throwaway_server_refuses_another_local_user_without_the_run_s_passw
         assert as_nobody(url).stdout.strip() == "postgres"
     finally:
         server.stop()
+
+
+def _shared_memory_of(pid: int) -> tuple[set[str], set[str]]:
+    """The System V segments a postmaster made and the /dev/shm files it maps, named as
+    the leftovers name them."""
+    from pathlib import Path
+
+    segments = {f"System V segment {line.split()[1]}" for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+                if line.split()[4] == str(pid)}
+    files = {line.split(maxsplit=5)[5] for line in Path(f"/proc/{pid}/maps").read_text().splitlines()
+             if " /dev/shm/" in line}
+    return segments, files
+
+
+def test_a_stopped_server_leaves_no_shared_memory_and_a_killed_one_s_is_a_leftover_until_clean():
+    """A postmaster removes its shared memory only when it exits by itself: the server's
+    stop is an immediate shutdown, so nothing of it stays. One killed with SIGKILL (as
+    when its run is killed and the server dies with it) leaves its segment and its file
+    behind; the leftovers list them and removing them removes them."""
+    import os
+    import signal
+    from pathlib import Path
+
+    from handoff import leftovers
+    from handoff.stores.postgres_server import ThrowawayPostgres
+
+    def remaining(names: set[str]) -> set[str]:
+        listed = Path("/proc/sysvipc/shm").read_text()
+        return {name for name in names
+                if (f" {name.split()[-1]} " in listed if name.startswith("System V") else Path(name).exists())}
+
+    stopped = ThrowawayPostgres(["127.0.0.1"])
+    stopped.start()
+    segments, files = _shared_memory_of(stopped.process.pid)
+    assert len(segments) == 1 and len(files) >= 1, (segments, files)
+    stopped.stop()
+    assert remaining(segments | files) == set()
+
+    killed = ThrowawayPostgres(["127.0.0.1"])
+    killed.start()
+    try:
+        segments, files = _shared_memory_of(killed.process.pid)
+        assert not (segments | files) & {leftover.name for leftover in leftovers.find()}  # in use: not a leftover
+        os.killpg(killed.process.pid, signal.SIGKILL)
+        killed.process.wait()
+        assert remaining(segments | files) == segments | files
+        found = {leftover.name for leftover in leftovers.find() if leftover.kind == "shared memory segment"}
+        assert segments | files <= found
+        mine = [leftover for leftover in leftovers.find() if leftover.name in segments | files]
+        assert leftovers.remove(mine) == []
+        assert remaining(segments | files) == set()
+    finally:
+        killed.stop()
