@@ -204,6 +204,14 @@ def _floor_findings(section: Section, every: list[CpuSplit], wall_s: float, para
         f"{max(0.0, wall_s - busy):.1f} s (the wall time less the run's CPU / {parallel}) are cores left idle: the "
         f"run's start before its first worker, its end after the last, and moments when neither scenario running "
         f"had work for a core.")
+    # What 1.10x of the corrected floor asks, in this run's own terms: even a run whose cores
+    # never idle takes its CPU / cores, so the tool's own CPU bounds the ratio by itself.
+    allowed, idle_core_s = 0.10 * (runtimes + anew), parallel * max(0.0, wall_s - busy)
+    section.findings.append(
+        f"Even with no core ever idle this run would take its CPU / {parallel} = {busy:.1f} s, "
+        f"{busy / corrected:.2f}× the corrected floor. 1.10× leaves the tool {allowed:.1f} CPU-s of its own (the forked "
+        f"workers and everything else; it used {forked + rest:.1f}) if no core is ever idle; with the "
+        f"{idle_core_s:.1f} core-s left idle here, {max(0.0, allowed - idle_core_s):.1f} CPU-s.")
 
 
 def _cpu_cells(splits: list[CpuSplit]) -> list[str]:

@@ -71,3 +71,20 @@ def test_no_split_without_a_readable_results_file(tmp_path):
     assert cpu_split(1.0, tmp_path / "missing.json") is None
     (tmp_path / "bad.json").write_text("{")
     assert cpu_split(1.0, tmp_path / "bad.json") is None
+
+
+def test_the_findings_say_what_1_10x_of_the_corrected_floor_leaves_the_tool():
+    """Runtimes 100 and new interpreters 10 CPU-s on 2 cores: the corrected floor is 55 s
+    and 1.10x of it leaves 11 CPU-s of the tool's own if no core idles. The tool used 20
+    (130 in all, 65 s at best) and took 70 s: 10 core-s idle, so 1 CPU-s is left."""
+    from bench.matrix import CpuSplit, _floor_findings
+    from bench.report import Section
+
+    section = Section("matrix", "Matrix")
+    split = CpuSplit(total=130.0, runtimes=100.0, workers=16.0, lifecycles=100, new_interpreters=10.0,
+                     new_interpreter_count=20)
+    _floor_findings(section, [split], wall_s=70.0, parallel=2)
+    last = section.findings[-1]
+    assert "CPU / 2 = 65.0 s, 1.18× the corrected floor" in last
+    assert "leaves the tool 11.0 CPU-s of its own" in last and "it used 20.0" in last
+    assert "with the 10.0 core-s left idle here, 1.0 CPU-s." in last
