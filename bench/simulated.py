@@ -93,8 +93,8 @@ async def simulated_hosts(bench: Bench, count: int) -> AsyncIterator[Site]:
         databases = RunDatabases(bench.root, url, lan.gateway, owned=True)
         yield Site(hosts, witness_url, evidence, witness_pid, server.process.pid, databases)
     finally:
-        # The workers are gone by now (each step kills its tree); the rest, in the order
-        # RunServices.close() has: processes, the database, then the network.
+        # The workers are gone by now (each step kills its tree); then the witness, the
+        # database (its own shutdown, which removes its shared memory) and the network.
         if witness_pid is not None:
             bench.tracker.kill_tree(witness_pid)
         if server is not None:

@@ -211,11 +211,13 @@ class RunServices:
         self.containers.lifeline.close()
 
     def close(self) -> None:
-        """Stop everything, whatever happened; safe to call more than once."""
-        self.tracker.stop_all()
-        self.containers.close()
+        """Stop everything, whatever happened; safe to call more than once. The database
+        servers first: they shut down by themselves, removing their shared memory, where
+        the tracker's kill of whatever the run started would leave it behind."""
         for server in self._servers:
             server.stop()
+        self.tracker.stop_all()
+        self.containers.close()
         if self.lan is not None:
             self.lan.close()
         self.tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us

@@ -61,6 +61,7 @@ def test_after_sigkill_nothing_of_the_run_lives_and_clean_removes_the_rest():
     mid-step with SIGKILL: within seconds no process of the run is alive; what is not a
     process (namespaces, links, the run directory, the server's data) is reported by
     `handoff doctor` and removed by `handoff clean`."""
+    shared_before = _shared_memory()
     run = _start("cross-machine-postgres", "cross-machine-ssh")
     _runtime_started(run)
     run.kill()
@@ -71,11 +72,29 @@ def test_after_sigkill_nothing_of_the_run_lives_and_clean_removes_the_rest():
     assert _owned_by(run.pid) == []
     left = [leftover for leftover in leftovers.find() if leftover.owner == run.pid]
     assert {leftover.kind for leftover in left} >= {"namespace", "link", "directory"}
+    # The PostgreSQL server died with the run (its parent-death signal): its shared memory
+    # carries no owner, and is a leftover because nothing uses it.
+    assert _shared_memory() - shared_before
     doctor = subprocess.run([sys.executable, "-m", "handoff", "doctor"], capture_output=True, text=True, timeout=60)
     assert "killed runs left" in doctor.stdout and "fix: handoff clean" in doctor.stdout
     clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=60)
     assert clean.returncode == 0, clean.stderr
     assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
+    assert _shared_memory() == set()
+
+
+def _shared_memory() -> set[str]:
+    return {leftover.name for leftover in leftovers.find() if leftover.kind == "shared memory segment"}
+
+
+def test_a_finished_run_leaves_no_shared_memory_of_its_database():
+    """A run with a database scenario ends its PostgreSQL server before it kills whatever
+    else it started: a server killed with SIGKILL leaves its shared memory behind."""
+    before = _shared_memory()
+    done = subprocess.run([sys.executable, "-m", "handoff", "run", "cross-process-postgres"], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert _shared_memory() - before == set()
 
 
 def _container_runtime_started(run: subprocess.Popen, timeout: float = 180) -> None:
