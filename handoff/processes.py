@@ -17,7 +17,6 @@ import ctypes
 import os
 import signal
 import sys
-import time
 from typing import Awaitable, Callable, TypeVar
 
 import psutil
@@ -197,6 +196,20 @@ def become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+def _descendants() -> list[psutil.Process]:
+    with contextlib.suppress(psutil.Error):
+        return psutil.Process().children(recursive=True)
+    return []
+
+
+def _identity(process: psutil.Process) -> tuple[int, float]:
+    """A process as no later one can be: its pid with its start time."""
+    try:
+        return process.pid, process.create_time()
+    except psutil.Error:
+        return process.pid, 0.0
+
+
 class ProcessTracker:
     def __init__(self) -> None:
         self._groups: set[int] = set()
@@ -206,7 +219,11 @@ class ProcessTracker:
         # What the processes killed with each tree had used: a killed worker cannot report
         # its own and its runtime's CPU, so the kill notes it (read by handoff/worker_process.py).
         self.cpu_when_killed: dict[int, Cpu] = {}
-        self._started_at = time.time()
+        # Descendants there already, told apart by pid and start time as psutil reads both:
+        # its start times are off the wall clock by up to a second (the boot time it adds
+        # them to is whole seconds), so a comparison with time.time() missed processes
+        # born in the run's first half second, or took older ones as the run's.
+        self._there_before = {_identity(process) for process in _descendants()}
         become_subreaper()
 
     async def spawn(self, *args: str, **kwargs) -> asyncio.subprocess.Process:
@@ -282,9 +299,9 @@ class ProcessTracker:
         that an interrupt cut short was never registered, but as a subreaper we still
         see it among our descendants."""
         found = []
-        for child in psutil.Process().children(recursive=True):
+        for child in _descendants():
             with contextlib.suppress(psutil.NoSuchProcess):
-                if child.create_time() >= self._started_at - 0.05 and child.status() != psutil.STATUS_ZOMBIE:
+                if _identity(child) not in self._there_before and child.status() != psutil.STATUS_ZOMBIE:
                     found.append(child)
         return found
 

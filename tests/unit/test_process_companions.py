@@ -51,3 +51,19 @@ def _running(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_stop_all_kills_a_process_born_after_the_tracker_that_nobody_registered_and_spares_an_older_one():
+    """As a spawn cut short by an interrupt: its process was started, never registered.
+    Born a moment after the tracker, as the run's first processes are; psutil's start
+    times run up to a second off the wall clock, so no time comparison decides this."""
+    older = subprocess.Popen(["sleep", "60"])
+    try:
+        tracker = ProcessTracker()
+        unregistered = subprocess.Popen(["sleep", "60"])
+        tracker.stop_all()  # kills, waits, and reaps its orphans: this child's status included
+        assert not psutil.pid_exists(unregistered.pid)
+        assert older.poll() is None
+    finally:
+        older.kill()
+        older.wait()
