@@ -95,6 +95,7 @@ class RunServices:
         # the containers' image, nor a container scenario on a home store for the database.
         self._database: asyncio.Future | None = None
         self._containers: asyncio.Future | None = None
+        self._zygote: asyncio.Future | None = None
 
     async def start(self, scenarios: list[Scenario]) -> None:
         self._start_lan(scenarios)
@@ -102,15 +103,17 @@ class RunServices:
         if containers:  # first: the database must know an engine network's subnet, if there is one
             self._container_subnet = await self.containers.create_network(self.tracker, self.lan_problem)
         # None of these needs another, and each takes a moment: start them side by side. Every
-        # scenario needs the witness and the zygote; only some need the database or the
-        # containers' image, and the others start while those are still being made (ready_for).
+        # scenario needs the witness; only some need the zygote (its SDK import is the longest
+        # start, ~0.9 s), the database or the containers' image, and the others start while
+        # those are still being made (ready_for).
         self._database = _started(self._start_database(scenarios))
         if containers and self.lan:
             self._containers = _started(self.containers.start(self.tracker, self.lan))
+        self._zygote = _started(self._start_zygote(scenarios))
         try:
-            await asyncio.gather(self._start_witness(), self._start_zygote(scenarios))
+            await self._start_witness()
         except BaseException:
-            for started in (self._database, self._containers):
+            for started in (self._database, self._containers, self._zygote):
                 if started is not None:
                     started.cancel()
                     with contextlib.suppress(BaseException):
@@ -120,10 +123,23 @@ class RunServices:
     async def ready_for(self, scenario: Scenario) -> None:
         """Wait until what this scenario needs of the run's services has started (or failed
         to start, which its placement then reports)."""
+        if self._zygote is not None and self._forks_workers(scenario):
+            await asyncio.shield(self._zygote)  # its failure ends the run, as before any scenario
         if scenario.store == StoreKind.POSTGRES and self._database is not None:
             await asyncio.shield(self._database)
         if any(kind == HostKind.CONTAINER for kind in scenario.hosts.values()) and self._containers is not None:
             await asyncio.shield(self._containers)
+
+    def _forks_workers(self, scenario: Scenario) -> bool:
+        """Whether a step of the scenario runs on this machine or a namespace host with the
+        tool's own SDK: a worker the zygote forks. (The others are new interpreters: in a
+        container, over SSH, or with another SDK.)"""
+        for step in scenario.steps:
+            kind = HostKind.LOCAL if step.host == HostKind.LOCAL else scenario.hosts.get(step.host)
+            remote = step.host in self.settings.remote_hosts
+            if kind in (HostKind.LOCAL, HostKind.NAMESPACE) and not remote and step.sdk is None:
+                return True
+        return False
 
     def _start_lan(self, scenarios: list[Scenario]) -> None:
         """A simulated LAN when some scenario has a namespace, ssh or container host that is
