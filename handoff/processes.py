@@ -329,10 +329,10 @@ class ProcessTracker:
                     found[pid] = root
                 for child in root.children(recursive=True):
                     found[child.pid] = child
-        for group in self._groups:
+        if self._groups:  # one look at every process, however many groups the run has made
             for process in psutil.process_iter(["pid"]):
                 with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
-                    if os.getpgid(process.pid) == group and process.status() != psutil.STATUS_ZOMBIE:
+                    if os.getpgid(process.pid) in self._groups and process.status() != psutil.STATUS_ZOMBIE:
                         found[process.pid] = process
         found.pop(os.getpid(), None)
         return list(found.values())
