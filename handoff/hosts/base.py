@@ -37,12 +37,20 @@ USER_DIRS = PROJECT_ROOT / ".state" / "hosts"
 def worker_env(passed: tuple[str, ...] = (), user_dir: str | None = None) -> dict[str, str]:
     """This process's environment for a worker, without the credentials it is not given.
     With ``user_dir``, that is the worker's HOME and the XDG directories default under it,
-    so nothing the runtime writes lands in the real user's home."""
+    so nothing the runtime writes lands in the real user's home; so does Node's compile
+    cache, which would otherwise go to the machine's TMPDIR and grow there by ~2.4 MB for
+    every checkout path and runtime version (221 MB in /tmp on the machine that found it)."""
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV or k in passed}
     if user_dir is not None:
         env = {k: v for k, v in env.items() if k not in XDG_DIRS}
         env["HOME"] = user_dir
+        env["NODE_COMPILE_CACHE"] = compile_cache(user_dir)
     return env
+
+
+def compile_cache(user_dir: str) -> str:
+    """Where a runtime started with this user directory keeps Node's compiled code."""
+    return f"{user_dir}/.cache/node-compile-cache"
 
 
 @dataclass(frozen=True)

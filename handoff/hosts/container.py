@@ -54,7 +54,7 @@ import psutil
 
 from handoff import owners
 from handoff.containers.engine import Engine, EngineError
-from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch
+from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch, compile_cache
 from handoff.hosts.network import NETNS_DIR, Lan
 from handoff.processes import ProcessTracker
 from handoff.words import HostKind
@@ -178,7 +178,7 @@ class ContainerHost(Host):
             home = f"{volume}:{HOME_INSIDE}"
         env = {
             "HOME": USER_INSIDE, "TMPDIR": "/tmp", "PYTHONPATH": f"{PROJECT_ROOT}:{sysconfig.get_paths()['purelib']}",
-            "NODE_COMPILE_CACHE": f"{USER_INSIDE}/.cache/node-compile-cache",
+            "NODE_COMPILE_CACHE": compile_cache(USER_INSIDE),
             owners.OWNER_VARIABLE: os.environ.get(owners.OWNER_VARIABLE, str(os.getpid())), NAME_VARIABLE: name,
             "HANDOFF_LIFELINE": self.setup.lifeline,
             "HANDOFF_PYTHON": PYTHON,  # the Node.js worker's store bridge runs on the image's Python

@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch, worker_env
+from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch, compile_cache, worker_env
 from handoff.hosts.network import Lan
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
@@ -33,7 +33,7 @@ USER_INSIDE = f"{INSIDE}/user"
 # The runtime keeps Node's compile cache under $TMPDIR, which is empty on every start of
 # a host; in the host's user directory it persists, as it would on a real machine
 # (a warm start is ~0.2 s of CPU cheaper).
-COMPILE_CACHE = f"{USER_INSIDE}/.cache/node-compile-cache"
+COMPILE_CACHE = compile_cache(USER_INSIDE)
 
 # Builds the host's private view of the files, inside new UTS and mount namespaces.
 # HANDOFF_BINDS is "name=/source ..." (directories of this machine shown at /mnt/<name>),
@@ -122,7 +122,7 @@ class NamespaceHost(Host):
 
     def _worker_env(self) -> dict[str, str]:
         """A process's environment in this host, whichever way it got there."""
-        return {**worker_env(self.passed_env, USER_INSIDE), "TMPDIR": "/tmp", "NODE_COMPILE_CACHE": COMPILE_CACHE}
+        return {**worker_env(self.passed_env, USER_INSIDE), "TMPDIR": "/tmp"}
 
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path, launch: Launch = Launch()):
         if launch.node_worker is not None:  # the Node.js worker: spawned, as no fork of the zygote can run it

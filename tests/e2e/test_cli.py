@@ -206,3 +206,15 @@ def test_keep_copies_the_runs_files_but_no_socket_and_leaves_no_run_directory(tm
     assert not (kept / "zygote.sock").exists()
     after = {name for name in os.listdir(tempfile.gettempdir()) if name.startswith(mine)}
     assert after == before
+
+
+def test_a_run_leaves_nothing_in_its_tmpdir(tmp_path):
+    """Its run directory goes at its end, and its runtimes keep Node's compile cache in
+    the host's user directory: the default put it in TMPDIR, where it grew by ~2.4 MB per
+    checkout path and runtime version and nothing removed it."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = subprocess.run([sys.executable, "-m", "handoff", "run", "same-process"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "TMPDIR": str(scratch)})
+    assert done.returncode == 0, done.stderr
+    assert sorted(path.name for path in scratch.iterdir()) == []
