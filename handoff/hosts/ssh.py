@@ -27,7 +27,7 @@ from urllib.parse import parse_qs
 
 from handoff.errors import UserError
 from handoff.hosts.base import PIPES, PROJECT_ROOT, Host, Launch
-from handoff.hosts.namespace import COMPILE_CACHE, HOME_INSIDE, INSIDE, NamespaceHost
+from handoff.hosts.namespace import COMPILE_CACHE, HOME_INSIDE, INSIDE, USER_INSIDE, NamespaceHost
 from handoff.inputs import network_url
 from handoff.processes import ProcessTracker
 from handoff.words import HostKind
@@ -116,7 +116,11 @@ class NamespaceSshHost(SshHost):
     reaches_internet = False
     has_own_runtime = False  # it shares this machine's installed software, as namespace hosts do
 
-    worker_environment = f"NODE_COMPILE_CACHE={COMPILE_CACHE} "  # sshd passes no environment on
+    # sshd passes no environment on, and its login's HOME is this machine's real /root,
+    # which the host's view shows: the worker gets the host's own user directory as a
+    # namespace host's does, or its runtime unpacked itself and kept its in-use markers in
+    # the real ~/.cache.
+    worker_environment = f"HOME={USER_INSIDE} NODE_COMPILE_CACHE={COMPILE_CACHE} "
 
     def __init__(self, name: str, machine: NamespaceHost, keys: Path, witness_host: str, witness_port: int):
         self.machine = machine

@@ -223,3 +223,27 @@ def test_a_crash_on_a_simulated_host_keeps_the_context_and_leaves_no_in_use_mark
     assert a.killed_on_purpose and a.record.exit_code == -signal.SIGKILL
     assert [(turn.verdict, turn.as_expected) for turn in outcome.asked("crash-on-a-host")] == [("kept", True)]
     assert dead_runtime_markers() == []
+
+
+def test_a_simulated_ssh_host_s_runtime_unpacks_into_the_host_s_user_directory_not_this_machine_s_home(tmp_path):
+    """sshd logs its sessions in with this machine's real home (root's /root, which the
+    host's view shows): the worker must be given the host's own user directory, or its
+    runtime unpacks itself and keeps its in-use markers in the real ~/.cache. A host of
+    its own name, so its user directory starts empty and the unpacked runtime shows whose
+    HOME the runtime had."""
+    import shutil
+
+    from handoff.hosts.base import USER_DIRS
+
+    name = f"probe{os.getpid()}"
+    path = tmp_path / "ssh-home.toml"
+    path.write_text(f'title = "-"\nproves = "-"\ndoes_not_prove = "-"\n[hosts]\n{name} = "ssh"\n'
+                    f'[[steps]]\nname = "A"\nhost = "{name}"\nactions = ["create", "tell", "close"]\n', encoding="utf-8")
+    user_dir = USER_DIRS / f"host-{name}"
+    try:
+        outcome = run_scenarios([scenario_files.load(path)])
+        [step] = outcome.steps("ssh-home").values()
+        assert step.record.exit_code == 0, step.record.stderr_tail
+        assert list(user_dir.glob(".cache/copilot/pkg/*/*/.extraction-complete"))
+    finally:
+        shutil.rmtree(user_dir, ignore_errors=True)
