@@ -37,6 +37,7 @@ from pathlib import Path
 from handoff.processes import ProcessTracker, die_with
 
 READY = "zygote ready"
+SOCKET_NAME = "zygote.sock"  # in the run directory
 START_TIMEOUT = 30.0
 MESSAGE_LIMIT = 1 << 20  # the environment travels in the request; 1 MiB is far above any real one
 
@@ -77,14 +78,16 @@ class Zygote:
 
     def __init__(self, tracker: ProcessTracker, run_dir: Path, preload: tuple[str, ...] = ()):
         self.tracker = tracker
-        self.path = str(run_dir / "zygote.sock")
+        self.run_dir = run_dir  # the socket's directory: private to this run, removed with it
         self.log = run_dir / "zygote.stderr"
         self.preload = preload  # modules some of this run's workers import, imported once here
 
     async def start(self) -> None:
+        # The zygote binds the socket's name in its working directory: a Unix socket's path
+        # may not pass 107 bytes, and the run directory's depends on TMPDIR.
         with self.log.open("wb") as stderr:
-            process = await self.tracker.spawn(sys.executable, "-m", "handoff.hosts.zygote", self.path,
-                                               *self.preload,
+            process = await self.tracker.spawn(sys.executable, "-m", "handoff.hosts.zygote", SOCKET_NAME,
+                                               *self.preload, cwd=self.run_dir,
                                                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
                                                stderr=stderr)
         try:
@@ -106,8 +109,11 @@ class Zygote:
         channel.setblocking(False)
         stdin_read, stdin_write = os.pipe()
         stdout_read, stdout_write = os.pipe()
+        directory = os.open(self.run_dir, os.O_PATH | os.O_DIRECTORY)
         try:
-            await loop.sock_connect(channel, self.path)
+            # Reached through this process's descriptor of the run directory: a short path
+            # however long the directory's own is.
+            await loop.sock_connect(channel, f"/proc/self/fd/{directory}/{SOCKET_NAME}")
             request = json.dumps({"cwd": str(cwd), "env": env, "host": host}).encode()
             socket.send_fds(channel, [request], [stdin_read, stdout_write, stderr.fileno()])
             reply = await loop.sock_recv(channel, MESSAGE_LIMIT)
@@ -117,6 +123,7 @@ class Zygote:
                 os.close(fd)
             raise
         finally:
+            os.close(directory)
             os.close(stdin_read)
             os.close(stdout_write)
         if not reply:
@@ -226,6 +233,6 @@ def _become_worker(request: dict, fds: list[int], zygote: int) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        print("usage: python -m handoff.hosts.zygote SOCKET_PATH [MODULE...]", file=sys.stderr)
+        print("usage: python -m handoff.hosts.zygote SOCKET [MODULE...]", file=sys.stderr)
         sys.exit(2)
     sys.exit(serve(sys.argv[1], sys.argv[2:]))

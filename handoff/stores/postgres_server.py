@@ -172,10 +172,12 @@ class ThrowawayPostgres:
         return template
 
     def launch(self) -> None:
-        """Start the server (fast); it dies with the thread that calls this."""
+        """Start the server (fast); it dies with the thread that calls this. It listens on
+        TCP only, as every client reaches it: no Unix socket, whose path (107 bytes at most)
+        would depend on how deep the checkout is."""
         user = ["--reuid", self.user, "--regid", self.user, "--clear-groups"] if self.user else []
         command = ["setpriv", *user, "--pdeathsig", "KILL", "--", str(self.bin / "postgres"), "-D", str(self.dir / "data"),
-                   "-h", ",".join(self.listen), "-p", str(self.port), "-k", str(self.dir), "-c", "fsync=off"]
+                   "-h", ",".join(self.listen), "-p", str(self.port), "-k", "", "-c", "fsync=off"]
         with (self.dir / "server.log").open("wb") as log:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                             start_new_session=True)

@@ -208,12 +208,15 @@ def test_keep_copies_the_runs_files_but_no_socket_and_leaves_no_run_directory(tm
     assert after == before
 
 
-def test_a_run_leaves_nothing_in_its_tmpdir(tmp_path):
-    """Its run directory goes at its end, and its runtimes keep Node's compile cache in
-    the host's user directory: the default put it in TMPDIR, where it grew by ~2.4 MB per
-    checkout path and runtime version and nothing removed it."""
-    scratch = tmp_path / "tmp"
+def test_a_run_in_a_deep_tmpdir_works_and_leaves_nothing_there(tmp_path):
+    """Deeper than a Unix socket's path may be (107 bytes): the zygote's socket lives in
+    the run directory there, and is reached by a short path all the same. The run
+    directory goes at the end, and the runtimes keep Node's compile cache in the host's
+    user directory: the default put it in TMPDIR, where it grew by ~2.4 MB per checkout
+    path and runtime version and nothing removed it."""
+    scratch = tmp_path / ("deep-" * 24)
     scratch.mkdir()
+    assert len(str(scratch)) > 108
     done = subprocess.run([sys.executable, "-m", "handoff", "run", "same-process"], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "TMPDIR": str(scratch)})
     assert done.returncode == 0, done.stderr

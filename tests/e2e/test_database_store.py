@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytestmark = pytest.mark.e2e
@@ -77,9 +79,9 @@ def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
 
 
 def test_the_throwaway_server_refuses_another_local_user_without_the_run_s_password():
-    """Any local user can reach its port (and its socket's directory): as uid nobody,
-    psql gets in neither over TCP nor over the socket without the password, nor with a
-    wrong one; with the password the run hands its workers, it does."""
+    """Any local user can reach its port: as uid nobody, psql does not get in over TCP
+    without the password, nor with a wrong one; with the password the run hands its
+    workers, it does. It has no Unix socket to try."""
     import pwd
     import subprocess
 
@@ -95,9 +97,9 @@ def test_the_throwaway_server_refuses_another_local_user_without_the_run_s_passw
             return subprocess.run([psql, "-w", "-Atc", "select current_user", target], user=nobody, cwd="/",
                                   capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
 
+        assert not list(server.dir.glob(".s.PGSQL.*"))  # no Unix socket: TCP, with the password, is the only way in
         for target in (f"postgresql://postgres@127.0.0.1:{server.port}/postgres",
-                       url.replace(server.password, "guessed"),
-                       f"postgresql://postgres@/postgres?host={server.dir}&port={server.port}"):
+                       url.replace(server.password, "guessed")):
             refused = as_nobody(target)
             assert refused.returncode != 0 and refused.stdout == "", refused
             assert "password" in refused.stderr  # refused for the password, not for being unreachable
@@ -157,3 +159,23 @@ def test_a_stopped_server_leaves_no_shared_memory_and_a_killed_one_s_is_a_leftov
         assert remaining(segments | files) == set()
     finally:
         killed.stop()
+
+
+def test_the_throwaway_server_starts_however_deep_its_directory_is(monkeypatch):
+    """As in a deep checkout (its data lives in the checkout's .state/postgres, which its
+    service user may enter): a Unix socket there would pass the 107 bytes a socket's path
+    may have, and the server would not start. It listens on TCP only."""
+    import shutil
+
+    from handoff.stores import postgres_server
+    from handoff.stores.postgres_server import ThrowawayPostgres
+
+    deep = postgres_server.POSTGRES_DIR / f"deep-{os.getpid()}-{'d' * 100}"
+    monkeypatch.setattr(postgres_server, "POSTGRES_DIR", deep)
+    server = ThrowawayPostgres(["127.0.0.1"])
+    try:
+        server.start()
+        assert len(str(server.dir)) > 108
+    finally:
+        server.stop()
+        shutil.rmtree(deep, ignore_errors=True)
