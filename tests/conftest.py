@@ -27,6 +27,17 @@ def runs_dir_of_this_test_session():
                 os.environ["HANDOFF_RUNS_DIR"] = previous
 
 
+@pytest.fixture(scope="session", autouse=True)
+def nothing_written_at_the_file_system_s_root():
+    """A test writes only where it was given: a property test once joined a generated file
+    name that began with '/' to its temporary directory and left 2,400 files in /."""
+    before = set(os.listdir("/"))
+    yield
+    made = sorted(set(os.listdir("/")) - before)
+    if made:
+        pytest.fail(f"the tests wrote {len(made)} entries into /: {made[:5]}", pytrace=False)
+
+
 # Hypothesis: no deadlines (a wall-clock limit inside a test fails on a busy machine and
 # proves nothing; speed is measured by `make bench`), and a fixed derandomised seed in CI
 # so a run there can be repeated exactly.

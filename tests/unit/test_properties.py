@@ -83,13 +83,13 @@ def test_a_name_loads_only_if_every_path_made_of_it_stays_in_its_run(tmp_path, s
 
     folder = tmp_path / "in"
     folder.mkdir(exist_ok=True)
+    path = folder / f"{file_name}.toml"
+    if path.parent != folder:  # a name with a separator would be a file elsewhere (/, ../): not a scenario name
+        return
     try:
-        path = folder / f"{file_name}.toml"
         path.write_text(f'title = "t"\nproves = "p"\ndoes_not_prove = "d"\n[[steps]]\nname = {json.dumps(step)}\n'
                         f'actions = ["create", "tell", "close"]\n', encoding="utf-8")
     except (OSError, ValueError):  # not a name this file system takes: nothing to load
-        return
-    if path.parent != folder:  # a name with a separator made the file elsewhere: not a scenario name
         return
     try:
         loaded = load(path)
