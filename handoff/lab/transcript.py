@@ -14,6 +14,7 @@ from typing import Any, Awaitable, Callable
 from handoff.errors import UserError
 from handoff.eventlog import events_path
 from handoff.guard.ids import secret_shape, shown
+from handoff.hosts.base import USER_DIRS, compile_cache
 from handoff.lab.answers import why_not_named
 from handoff.lab.caller import Caller, ms
 from handoff.lab.calls import Calls, Creator
@@ -67,7 +68,7 @@ class Lab:
             tags = request_tags(self.recorder.run_id, STEP, HostKind.LOCAL, options.fact)
             source = model_source(self.backend, witness_url, tags)
             self.calls = Calls(self.backend, getattr(source, "base_url", None))
-            self.runtime = Runtime(self.runtime_path, str(options.home), source)
+            self.runtime = Runtime(self.runtime_path, str(options.home), source, env=_runtime_environment())
             started = time.monotonic()
             version = await self._sdk("start the runtime", self.runtime.start())
             self.recorder.ready(version, ms(started))
@@ -171,3 +172,12 @@ class Lab:
         if shown:
             self._show(shown)
         return await Caller(self.options, self.recorder)(what, call, action, detail, failed_as)
+
+
+def _runtime_environment() -> dict[str, str]:
+    """The lab's runtime gets this process's environment, as an app's would, but keeps
+    Node's compile cache with this machine's other runtimes of the tool (unless you chose
+    a place): its default is TMPDIR, where it grows with every checkout path and runtime
+    version and nothing removes it."""
+    return {**os.environ, "NODE_COMPILE_CACHE": os.environ.get("NODE_COMPILE_CACHE")
+            or compile_cache(str(USER_DIRS / HostKind.LOCAL))}

@@ -184,7 +184,7 @@ class Runtime:
 
     def __init__(self, runtime_path: str, home: str, provider: Provider | CopilotService | None,
                  files: Callable[[str], SessionFiles] | None = None, tools: tuple[RegisteredTool, ...] = (),
-                 options: SessionOptions | None = None):
+                 options: SessionOptions | None = None, env: dict[str, str] | None = None):
         session_fs = None
         if files is not None:
             session_fs = {"initial_working_directory": "/work", "session_state_path": STATE_ROOT, "conventions": "posix"}
@@ -194,6 +194,7 @@ class Runtime:
             github_token=getattr(provider, "github_token", None),  # set only for CopilotService
             use_logged_in_user=False,
             session_fs=session_fs,
+            env=env,  # None: this process's own (a worker's was made for it by the coordinator)
         )
         self._options = options or SessionOptions(model=provider.model if provider else None)
         self._provider_config = provider.config() if provider else None

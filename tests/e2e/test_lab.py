@@ -390,3 +390,13 @@ def test_sessions_list_reads_the_session_a_lab_run_left_in_its_home(tmp_path):
     assert stored[0].startswith(f"Run {run_id} (`handoff lab`, ")
     assert stored[3].split()[:2] == ["lab", sid]
     assert stored[-1] == f"Their files are still in {home}: `handoff sessions list {home}` reads them."
+
+
+def test_the_lab_leaves_nothing_in_its_tmpdir(tmp_path):
+    """Its runtime keeps Node's compile cache with the tool's other runtimes, not in TMPDIR
+    (Node's default), where it grew with every checkout path and runtime version."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = lab(tmp_path / "home", env={**os.environ, "TMPDIR": str(scratch)})
+    assert done.returncode == 0, done.stderr
+    assert sorted(path.name for path in scratch.iterdir()) == []
