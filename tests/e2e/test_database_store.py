@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
@@ -109,14 +110,19 @@ def test_the_throwaway_server_refuses_another_local_user_without_the_run_s_passw
 
 
 def _shared_memory_of(pid: int) -> tuple[set[str], set[str]]:
-    """The System V segments a postmaster made and the /dev/shm files it maps, named as
-    the leftovers name them."""
+    """The System V segments a postmaster made and the /dev/shm files it and its processes
+    map (some map one of their own), named as the leftovers name them."""
     from pathlib import Path
+
+    import psutil
 
     segments = {f"System V segment {line.split()[1]}" for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
                 if line.split()[4] == str(pid)}
-    files = {line.split(maxsplit=5)[5] for line in Path(f"/proc/{pid}/maps").read_text().splitlines()
-             if " /dev/shm/" in line}
+    files = set()
+    for process in [psutil.Process(pid), *psutil.Process(pid).children()]:
+        with contextlib.suppress(OSError):  # a process that has just ended maps nothing
+            files |= {line.split(maxsplit=5)[5] for line in Path(f"/proc/{process.pid}/maps").read_text().splitlines()
+                      if " /dev/shm/" in line}
     return segments, files
 
 
