@@ -17,6 +17,8 @@ from pathlib import Path
 
 import psutil
 
+from handoff.hosts.local import runtime_environment
+
 
 def cpu_model() -> str:
     try:
@@ -38,7 +40,8 @@ def cores() -> int:
 
 def runtime_version(runtime_path: Path) -> str:
     try:
-        done = subprocess.run([str(runtime_path), "--no-auto-update", "--version"], capture_output=True, text=True, timeout=30)
+        done = subprocess.run([str(runtime_path), "--no-auto-update", "--version"], capture_output=True, text=True, timeout=30,
+                              env=runtime_environment())
         first = (done.stdout or done.stderr).strip().splitlines()
         return f"{first[0].rstrip('.') if first else '?'} ({runtime_path.name} in {runtime_path.parent.name})"
     except (OSError, subprocess.SubprocessError) as error:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import os
 import re
 import shutil
 import subprocess
@@ -33,6 +32,7 @@ from handoff import backends, leftovers, versions
 from handoff.errors import UserError
 from handoff.eventlog import SESSION_STATE
 from handoff.hosts.capability import missing_capability
+from handoff.hosts.local import runtime_environment
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
 from handoff.words import HostKind
 
@@ -117,7 +117,7 @@ def core() -> Section:
         lines.append(Line(FAIL, "runtime", message, fix or "run `make setup`"))
         lines.append(Line(MISSING, "pinned pair", "not checked: no runtime"))
         return Section("Core (decides the exit code)", lines)
-    version = tool_version(*runtime_version_command(runtime))
+    version = tool_version(*runtime_version_command(runtime), env=runtime_environment())
     if version is None:
         lines.append(Line(FAIL, "runtime", f"{runtime} does not run (`--version` failed)",
                           "run `make clean setup`, or point COPILOT_CLI_PATH at a working runtime"))
@@ -221,8 +221,7 @@ def other_versions() -> Section:
         except versions.NotAvailable as missing:
             lines.append(Line(MISSING, f"runtime {version}", str(missing).partition(":")[0], versions.INSTALL_COMMAND))
             continue
-        env = {**os.environ, "XDG_CACHE_HOME": str(found.cache)}
-        said = tool_version(*runtime_version_command(found.executable), env=env)
+        said = tool_version(*runtime_version_command(found.executable), env=runtime_environment(found.cache))
         if said == version:
             lines.append(Line(OK, f"runtime {version}", f"at {found.executable.relative_to(PROJECT_ROOT)}"))
         else:

@@ -16,6 +16,17 @@ from handoff.hosts.zygote import Zygote
 from handoff.words import HostKind
 
 
+LOCAL_USER_DIR = USER_DIRS / HostKind.LOCAL
+
+
+def runtime_environment(cache: Path | None = None) -> dict[str, str]:
+    """What a runtime started on this machine outside a run gets (the doctor's and the
+    bench's `--version`): a local worker's environment, so it unpacks itself where the
+    runs will find it, and nothing lands in your home or TMPDIR. ``cache``: the unpack
+    cache of a runtime of another version."""
+    return Launch(runtime_cache=cache).environment(worker_env(user_dir=str(LOCAL_USER_DIR)))
+
+
 class LocalHost(Host):
     """This machine. With a zygote, workers are forked from it, SDK already imported.
     Its workers run with a user directory of their own (``.state/hosts/local``), as each
@@ -28,7 +39,7 @@ class LocalHost(Host):
     def __init__(self, name: str, zygote: Zygote | None = None):
         super().__init__(name)
         self.zygote = zygote
-        self.user_dir = USER_DIRS / "local"
+        self.user_dir = LOCAL_USER_DIR
         self.user_dir.mkdir(parents=True, exist_ok=True)
 
     async def start_worker(self, tracker, store, stderr, cwd, launch: Launch = Launch()):

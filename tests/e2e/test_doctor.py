@@ -71,3 +71,13 @@ def test_it_reports_the_container_engine_and_the_image_and_without_podman_says_h
     at = next(i for i, line in enumerate(engine) if "container engine" in line)
     assert engine[at].lstrip().startswith("--") and "`podman` is not installed" in engine[at]
     assert "apt-get install podman runc" in engine[at + 1]
+
+
+def test_its_runtime_checks_leave_nothing_in_tmpdir(tmp_path):
+    """Each `<runtime> --version` runs as a local worker's runtime would: Node's compile
+    cache in the local host's user directory, not in TMPDIR (Node's default)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    done = doctor(TMPDIR=str(scratch))
+    assert "runtime 1.0.40" in done.stdout, done.stdout  # the other versions were checked too
+    assert sorted(path.name for path in scratch.iterdir()) == []

@@ -89,7 +89,8 @@ def cache_with_only_the_newest(tmp_path):
     that runtime itself."""
     cache = tmp_path / "cache"
     done = subprocess.run([str(locate_runtime()), "--no-auto-update", "--version"], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(cache), "HOME": str(tmp_path)})
+                          timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(cache), "HOME": str(tmp_path),
+                                            "NODE_COMPILE_CACHE": str(tmp_path / "node-compile-cache")})
     assert done.returncode == 0, done.stderr
     unpacked = cache / "copilot" / "pkg"
     assert [p.name for p in unpacked.glob("*/*")] == [versions.DEFAULT_RUNTIME]
@@ -103,7 +104,8 @@ def test_a_step_runs_the_runtime_it_names_even_when_its_cache_holds_a_newer_one(
     executable = versions.runtime(OLDER).executable
     # The trap is real: asked without --no-auto-update, this runtime says it is the newer one.
     fooled = subprocess.run([str(executable), "--version"], capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "XDG_CACHE_HOME": str(cache), "HOME": str(tmp_path)})
+                            env={**os.environ, "XDG_CACHE_HOME": str(cache), "HOME": str(tmp_path),
+                                 "NODE_COMPILE_CACHE": str(tmp_path / "node-compile-cache")})
     assert "1.0.102" in fooled.stdout
     (tmp_path / "caches").mkdir()
     os.rename(cache, tmp_path / "caches" / OLDER)
