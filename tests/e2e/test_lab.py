@@ -62,8 +62,14 @@ def nothing_left_behind():
     assert started_by_these_tests() == []
 
 
-def test_transcript_has_the_labs_shape_line_by_line(tmp_path):
-    done = lab(tmp_path)
+def test_transcript_has_the_labs_shape_line_by_line_and_nothing_is_left_in_tmpdir(tmp_path):
+    """Its runtime keeps Node's compile cache with the tool's other runtimes, not in TMPDIR
+    (Node's default), where it grew with every checkout path and runtime version."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    home = tmp_path / "home"
+    done = lab(home, env={**os.environ, "TMPDIR": str(scratch)})
+    assert sorted(path.name for path in scratch.iterdir()) == []
     assert done.returncode == 0, done.stderr
     assert done.stderr.lstrip().startswith("This lab run proved")  # and nothing else: no warning
     sid = session_id(done)
@@ -88,7 +94,7 @@ def test_transcript_has_the_labs_shape_line_by_line(tmp_path):
         f"  id={sid} metadata retrieved",
     ]
     # Turn 1 was closed before turn 2 resumed it: the event log says so.
-    kinds = [e["type"] for e in events(tmp_path, sid)]
+    kinds = [e["type"] for e in events(home, sid)]
     assert kinds.index("session.shutdown") < kinds.index("session.resume")
 
 
@@ -391,12 +397,3 @@ def test_sessions_list_reads_the_session_a_lab_run_left_in_its_home(tmp_path):
     assert stored[3].split()[:2] == ["lab", sid]
     assert stored[-1] == f"Their files are still in {home}: `handoff sessions list {home}` reads them."
 
-
-def test_the_lab_leaves_nothing_in_its_tmpdir(tmp_path):
-    """Its runtime keeps Node's compile cache with the tool's other runtimes, not in TMPDIR
-    (Node's default), where it grew with every checkout path and runtime version."""
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
-    done = lab(tmp_path / "home", env={**os.environ, "TMPDIR": str(scratch)})
-    assert done.returncode == 0, done.stderr
-    assert sorted(path.name for path in scratch.iterdir()) == []
