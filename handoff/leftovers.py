@@ -201,9 +201,11 @@ def _shared_memory(of: int | None) -> list[Leftover]:
     segment its postmaster made and its files in /dev/shm (PostgreSQL.<n>), which only a
     postmaster that exits by itself removes. They carry no owner's name, so, as markers,
     they are looked for only among the leftovers of owners that are gone, and only those
-    of the server's own account: a segment whose creator has exited and that nobody
-    attaches, a file no process of that account maps. The files are listed before the
-    maps are read: a server starting meanwhile has mapped its file by then."""
+    of the server's own account. A segment is left over when its creator has exited and
+    nobody attaches it. A file is, only while no process of that account runs at all: a
+    starting server's file is mapped by none of its processes for some milliseconds
+    (measured), so being unmapped proves nothing. The files are listed before the
+    processes are looked at: a server starting in between makes its files after the list."""
     if of is not None:
         return []
     try:
@@ -217,9 +219,8 @@ def _shared_memory(of: int | None) -> list[Leftover]:
             if int(owner_uid) == uid and attached == "0" and not alive(int(creator)):
                 found.append(Leftover("shared memory segment", f"System V segment {shmid}", 0))
     files = [path for path in SHARED_MEMORY_FILES.glob("PostgreSQL.*") if _owned_by(path, uid)]
-    if files:
-        mapped = _mapped_by(uid)
-        found += [Leftover("shared memory segment", str(path), 0) for path in files if str(path) not in mapped]
+    if files and not _runs_as(uid):
+        found += [Leftover("shared memory segment", str(path), 0) for path in files]
     return found
 
 
@@ -230,16 +231,13 @@ def _owned_by(path: Path, uid: int) -> bool:
         return False
 
 
-def _mapped_by(uid: int) -> set[str]:
-    """The /dev/shm files that the processes of an account have mapped."""
-    mapped = set()
-    for process in psutil.process_iter(["uids"]):
-        with contextlib.suppress(psutil.Error, OSError, TypeError):
-            if process.info["uids"].real == uid:
-                for line in Path(f"/proc/{process.pid}/maps").read_text().splitlines():
-                    if f" {SHARED_MEMORY_FILES}/" in line:
-                        mapped.add(line.split(maxsplit=5)[5])
-    return mapped
+def _runs_as(uid: int) -> bool:
+    """Whether any process of the account is alive (a zombie is not)."""
+    for process in psutil.process_iter(["uids", "status"]):
+        with contextlib.suppress(psutil.Error, TypeError):
+            if process.info["uids"].real == uid and process.info["status"] != psutil.STATUS_ZOMBIE:
+                return True
+    return False
 
 
 def _open_files() -> set[tuple[int, int]]:

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from handoff import versions
 from handoff.containers.engine import Engine
 from handoff.coordinator.observer import RunObserver, Unobserved
 from handoff.coordinator.run_containers import RunContainers
@@ -124,7 +125,7 @@ class RunServices:
         """Wait until what this scenario needs of the run's services has started (or failed
         to start, which its placement then reports)."""
         if self._zygote is not None and self._forks_workers(scenario):
-            await asyncio.shield(self._zygote)  # its failure ends the run, as before any scenario
+            await asyncio.shield(self._zygote)  # its failure ends the run (the scenarios running are stopped)
         if scenario.store == StoreKind.POSTGRES and self._database is not None:
             await asyncio.shield(self._database)
         if any(kind == HostKind.CONTAINER for kind in scenario.hosts.values()) and self._containers is not None:
@@ -137,8 +138,8 @@ class RunServices:
         for step in scenario.steps:
             kind = HostKind.LOCAL if step.host == HostKind.LOCAL else scenario.hosts.get(step.host)
             remote = step.host in self.settings.remote_hosts
-            if kind in (HostKind.LOCAL, HostKind.NAMESPACE) and not remote and step.sdk is None:
-                return True
+            if kind in (HostKind.LOCAL, HostKind.NAMESPACE) and not remote and step.sdk in (None, versions.DEFAULT_SDK):
+                return True  # (a skew cell names the default SDK too: its worker is forked all the same)
         return False
 
     def _start_lan(self, scenarios: list[Scenario]) -> None:
@@ -230,13 +231,17 @@ class RunServices:
         """Stop everything, whatever happened; safe to call more than once. The database
         servers first: they shut down by themselves, removing their shared memory, where
         the tracker's kill of whatever the run started would leave it behind."""
-        for server in self._servers:
-            server.stop()
-        self.tracker.stop_all()
-        self.containers.close()
-        if self.lan is not None:
-            self.lan.close()
-        self.tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us
+        try:
+            for server in self._servers:
+                server.stop()
+        finally:  # one that could not be stopped leaves the rest to be stopped all the same
+            try:
+                self.tracker.stop_all()
+                self.containers.close()
+            finally:
+                if self.lan is not None:
+                    self.lan.close()
+                self.tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us
 
 
 def _started(start) -> asyncio.Future:

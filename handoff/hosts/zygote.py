@@ -105,11 +105,11 @@ class Zygote:
         With ``host`` (NamespaceHost.entry()), the worker first moves itself into that
         simulated host, and ``cwd`` is a path there."""
         loop = asyncio.get_running_loop()
+        directory = os.open(self.run_dir, os.O_PATH | os.O_DIRECTORY)  # first: nothing to close if it fails
         channel = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         channel.setblocking(False)
         stdin_read, stdin_write = os.pipe()
         stdout_read, stdout_write = os.pipe()
-        directory = os.open(self.run_dir, os.O_PATH | os.O_DIRECTORY)
         try:
             # Reached through this process's descriptor of the run directory: a short path
             # however long the directory's own is.

@@ -151,26 +151,32 @@ def test_a_stopped_server_leaves_no_shared_memory():
 @pytest.mark.serial  # its killed server's memory is a leftover for a moment: any run starting then would remove it
 def test_a_killed_server_s_shared_memory_is_a_leftover_until_clean():
     """One killed with SIGKILL (as when its run is killed and the server dies with it)
-    leaves its segment and its file behind; the leftovers list them, not before the kill,
-    and removing them removes them."""
+    leaves its segment and its files behind; the leftovers list them, not while it runs,
+    and removing them removes them. (Run alone: no other server of the account runs.)"""
     import signal
+
+    import psutil
 
     from handoff import leftovers
     from handoff.stores.postgres_server import ThrowawayPostgres
 
+    def shared_leftovers() -> set[str]:
+        return {leftover.name for leftover in leftovers.find() if leftover.kind == "shared memory segment"}
+
+    before = shared_leftovers()
     killed = ThrowawayPostgres(["127.0.0.1"])
     killed.start()
     try:
         segments, files = _shared_memory_of(killed.process.pid)
-        assert not (segments | files) & {leftover.name for leftover in leftovers.find()}  # in use: not a leftover
+        assert shared_leftovers() == before  # in use: not a leftover
+        group = [psutil.Process(killed.process.pid), *psutil.Process(killed.process.pid).children()]
         os.killpg(killed.process.pid, signal.SIGKILL)
         killed.process.wait()
-        assert _remaining(segments | files) == segments | files
-        found = {leftover.name for leftover in leftovers.find() if leftover.kind == "shared memory segment"}
-        assert segments | files <= found
-        mine = [leftover for leftover in leftovers.find() if leftover.name in segments | files]
-        assert leftovers.remove(mine) == []
-        assert _remaining(segments | files) == set()
+        psutil.wait_procs(group, timeout=10)  # none of its processes attaches anything any more
+        left = shared_leftovers() - before
+        assert segments | files <= left and _remaining(left) == left
+        assert leftovers.remove([leftover for leftover in leftovers.find() if leftover.name in left]) == []
+        assert _remaining(left) == set()
     finally:
         killed.stop()
 
