@@ -231,17 +231,15 @@ class RunServices:
         """Stop everything, whatever happened; safe to call more than once. The database
         servers first: they shut down by themselves, removing their shared memory, where
         the tracker's kill of whatever the run started would leave it behind."""
-        try:
-            for server in self._servers:
-                server.stop()
-        finally:  # one that could not be stopped leaves the rest to be stopped all the same
-            try:
-                self.tracker.stop_all()
-                self.containers.close()
-            finally:
-                if self.lan is not None:
-                    self.lan.close()
-                self.tracker.reap_orphans()  # a daemon that ended after stop_all (PostgreSQL) was re-parented to us
+        # Each step runs even when one before it raised; an ExitStack runs them last first.
+        with contextlib.ExitStack() as steps:
+            steps.callback(self.tracker.reap_orphans)  # a daemon that ended after stop_all was re-parented to us
+            if self.lan is not None:
+                steps.callback(self.lan.close)
+            steps.callback(self.containers.close)
+            steps.callback(self.tracker.stop_all)
+            for server in reversed(self._servers):
+                steps.callback(server.stop)
 
 
 def _started(start) -> asyncio.Future:

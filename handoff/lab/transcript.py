@@ -14,7 +14,8 @@ from typing import Any, Awaitable, Callable
 from handoff.errors import UserError
 from handoff.eventlog import events_path
 from handoff.guard.ids import secret_shape, shown
-from handoff.hosts.base import USER_DIRS, compile_cache
+from handoff.hosts.base import compile_cache
+from handoff.hosts.local import LOCAL_USER_DIR
 from handoff.lab.answers import why_not_named
 from handoff.lab.caller import Caller, ms
 from handoff.lab.calls import Calls, Creator
@@ -180,4 +181,4 @@ def _runtime_environment() -> dict[str, str]:
     a place): its default is TMPDIR, where it grows with every checkout path and runtime
     version and nothing removes it."""
     return {**os.environ, "NODE_COMPILE_CACHE": os.environ.get("NODE_COMPILE_CACHE")
-            or compile_cache(str(USER_DIRS / HostKind.LOCAL))}
+            or compile_cache(str(LOCAL_USER_DIR))}
