@@ -16,6 +16,19 @@ from handoff.fact import Fact
 from handoff.stores.database import redacted
 
 
+def temporary_directory() -> None:
+    """TMPDIR, when it is set, is a directory that can be written. Python falls back to
+    /tmp without a word when it is not; the runtime does not, and every session it
+    creates would fail ("Directory does not exist or cannot be accessed")."""
+    given = os.environ.get("TMPDIR")
+    if not given:
+        return
+    if not os.path.isdir(given):
+        raise UserError(f"TMPDIR={given}: no such directory; create it, or unset TMPDIR")
+    if not os.access(given, os.W_OK | os.X_OK):
+        raise UserError(f"TMPDIR={given}: cannot be written here (permission denied); give another, or unset TMPDIR")
+
+
 def writable_file(path: Path, option: str) -> None:
     """``path`` can be written when the run ends: not a directory, in a directory that
     exists and can be written, and writable itself if it exists."""

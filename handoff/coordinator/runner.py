@@ -15,6 +15,7 @@ from handoff import owners
 from handoff.backends import preflight
 from handoff.coordinator.scheduler import run_all
 from handoff.coordinator.services import CoordinatorError, RunServices, RunSettings
+from handoff.inputs import temporary_directory
 from handoff.processes import ProcessTracker, StopOnce
 from handoff.runs.record import (
     RunOptions,
@@ -34,6 +35,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
     """Run the scenarios and return what was observed; ``command`` is what the record is
     stored as (RUN, or SKEW for a version grid)."""
     runtime_path = locate_runtime()
+    temporary_directory()
     preflight(settings.backend)
     settings.observer.run_started()
     started = time.time()

@@ -30,6 +30,7 @@ from typing import Callable
 import psutil
 
 from handoff.errors import UserError
+from handoff.inputs import temporary_directory
 from handoff.lab.calls import Creator
 from handoff.lab.options import LOG_DIR, LabOptions, Write
 from handoff.lab.transcript import Lab
@@ -49,6 +50,7 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
     # Absolute, so the runtime (which gets it as COPILOT_HOME) and messages agree on it.
     options = replace(options, home=options.home.expanduser().absolute())
     runtime_path = locate_runtime()
+    temporary_directory()
     try:
         (options.home / LOG_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as error:

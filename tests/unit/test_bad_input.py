@@ -130,3 +130,15 @@ def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, case):
     assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob(mine)) == before
     assert leftovers.find(of=os.getpid()) == []
     assert not (tmp_path / "typo.db").exists()
+
+
+@pytest.mark.parametrize("command", [["run", "same-process"], ["lab", "--home", "{home}"]])
+def test_a_tmpdir_that_is_not_there_is_bad_input_before_anything_starts(tmp_path, monkeypatch, command):
+    """Python falls back to /tmp without a word; the runtime does not, and every session
+    it creates fails: one line and exit 2 instead, before a process starts."""
+    missing = tmp_path / "no-such-dir"
+    monkeypatch.setenv("TMPDIR", str(missing))
+    result = CliRunner().invoke(app, [part.format(home=tmp_path / "home") for part in command])
+    assert result.exit_code == 2, result.output
+    assert f"TMPDIR={missing}: no such directory; create it, or unset TMPDIR" in result.output
+    assert leftovers.find(of=os.getpid()) == []
