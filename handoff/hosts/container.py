@@ -228,5 +228,5 @@ class ContainerHost(Host):
         await asyncio.to_thread(self.engine.remove_sync, "container", containers)
         await asyncio.to_thread(self.engine.remove_sync, "volume", volumes)
         if self.namespace is not None and self.setup.lan is not None:
-            self.setup.lan.remove_host(self.namespace)
+            await asyncio.to_thread(self.setup.lan.remove_host, self.namespace)
             self.namespace = None

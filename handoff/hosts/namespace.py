@@ -17,6 +17,7 @@ machines built from one image do.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -137,4 +138,4 @@ class NamespaceHost(Host):
         return HOME_INSIDE
 
     async def close(self) -> None:
-        self.lan.remove_host(self.namespace)
+        await asyncio.to_thread(self.lan.remove_host, self.namespace)

@@ -7,7 +7,8 @@ reaches it over its link, never over a shared loopback. Local workers reach the 
 address directly, since it is an address of this machine.
 
 Everything made here is recorded and removed by :meth:`Lan.close`, which the run calls
-on success, failure and Ctrl-C alike.
+on success, failure and Ctrl-C alike. Scenarios make their hosts from threads, so that
+the coordinator's event loop goes on meanwhile; a lock keeps their numbers apart.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import ipaddress
 import random
 import secrets
 import subprocess
+import threading
 
 from handoff import owners
 
@@ -34,6 +36,15 @@ def ip(*args: str) -> str:
     return done.stdout
 
 
+def ip_batch(commands: list[list[str]], *options: str, check: bool = True) -> None:
+    """Several `ip` commands in one process (`ip -batch`): a host costs two processes,
+    not eight. The first that fails stops the batch (unless ``-force`` is an option)."""
+    script = "".join(" ".join(command) + "\n" for command in commands)
+    done = subprocess.run(["ip", *options, "-batch", "-"], input=script, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise NetworkError(f"`ip {' '.join(options)} -batch` failed: {done.stderr.strip()}")
+
+
 def _networks_in_use() -> list[ipaddress.IPv4Network]:
     return [ipaddress.ip_interface(line.split()[3]).network for line in ip("-o", "-4", "addr").splitlines()]
 
@@ -46,6 +57,7 @@ class Lan:
         self._namespaces: list[str] = []
         self._links: list[str] = []
         self._next_host = 2
+        self._lock = threading.Lock()
         used = _networks_in_use()
         free = [
             x for x in range(1, 255)
@@ -61,39 +73,45 @@ class Lan:
         # stale and their packets are lost for tens of seconds. A fixed, locally
         # administered MAC keeps the gateway where the hosts learned it.
         mac = "02:" + ":".join(f"{b:02x}" for b in secrets.token_bytes(5))
-        ip("link", "add", self.bridge, "address", mac, "type", "bridge")
-        ip("addr", "add", f"{self.gateway}/24", "dev", self.bridge)
-        ip("link", "set", self.bridge, "up")
+        ip_batch([["link", "add", self.bridge, "address", mac, "type", "bridge"],
+                  ["addr", "add", f"{self.gateway}/24", "dev", self.bridge],
+                  ["link", "set", self.bridge, "up"]])
 
     def add_host(self, name: str) -> tuple[str, str]:
         """Make a network namespace on the LAN; returns (namespace name, host address)."""
-        number = self._next_host
-        self._next_host += 1
-        namespace = f"handoff-{self.tag}-{number}-{name}"
-        outside, inside = f"hv{self.tag}{number}", f"hp{self.tag}{number}"
+        with self._lock:
+            number = self._next_host
+            self._next_host += 1
+            namespace = f"handoff-{self.tag}-{number}-{name}"
+            outside, inside = f"hv{self.tag}{number}", f"hp{self.tag}{number}"
+            # Recorded before they exist: close() removes whatever part of them was made.
+            self._namespaces.append(namespace)
+            self._links.append(outside)
         address = f"{self.subnet}.{number}"
-        self._namespaces.append(namespace)
-        ip("netns", "add", namespace)
-        self._links.append(outside)
-        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
-        ip("link", "set", inside, "netns", namespace)
-        ip("link", "set", outside, "master", self.bridge)
-        ip("link", "set", outside, "up")
-        ip("-n", namespace, "addr", "add", f"{address}/24", "dev", inside)
-        ip("-n", namespace, "link", "set", inside, "up")
-        ip("-n", namespace, "link", "set", "lo", "up")
+        ip_batch([["netns", "add", namespace],
+                  ["link", "add", outside, "type", "veth", "peer", "name", inside],
+                  ["link", "set", inside, "netns", namespace],
+                  ["link", "set", outside, "master", self.bridge],
+                  ["link", "set", outside, "up"]])
+        ip_batch([["addr", "add", f"{address}/24", "dev", inside],
+                  ["link", "set", inside, "up"],
+                  ["link", "set", "lo", "up"]], "-n", namespace)
         return namespace, address
 
     def remove_host(self, namespace: str) -> None:
         """Delete a host's namespace; its veth pair goes with it."""
         subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
-        if namespace in self._namespaces:
-            self._namespaces.remove(namespace)
+        with self._lock:
+            if namespace in self._namespaces:
+                self._namespaces.remove(namespace)
 
     def close(self) -> None:
-        for namespace in reversed(self._namespaces):
-            subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
-        for link in reversed(self._links):
-            subprocess.run(["ip", "link", "del", link], capture_output=True)
-        self._namespaces.clear()
-        self._links.clear()
+        """Remove every namespace, then every link, in one `ip` process; `-force` goes on
+        past what is already gone (a veth pair leaves with its namespace)."""
+        with self._lock:
+            commands = [["netns", "del", namespace] for namespace in reversed(self._namespaces)]
+            commands += [["link", "del", link] for link in reversed(self._links)]
+            self._namespaces.clear()
+            self._links.clear()
+        if commands:
+            ip_batch(commands, "-force", check=False)

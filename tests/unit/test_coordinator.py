@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,40 @@ def test_one_scenarios_crash_leaves_the_others_running(tmp_path):
     assert [r.name for r in records] == ["first", "broken", "last"]
     assert [r.crashed for r in records] == [None, "RuntimeError: no namespace for you", None]
     assert [len(r.steps) for r in records] == [2, 0, 2]
+
+
+def test_hosts_are_made_off_the_event_loop_and_a_cancel_meanwhile_still_closes_them(tmp_path):
+    """A scenario's hosts are made in a thread (their `ip` calls would hold up every other
+    scenario's events), and a Ctrl-C that comes while the thread runs waits for it, so
+    that the host it makes is closed with the scenario, not left on the machine."""
+    runs = services(tmp_path)
+    entered, loop_ran = threading.Event(), threading.Event()
+    closed: list[str] = []
+
+    class Recorded(FakeHost):
+        async def close(self) -> None:
+            closed.append(self.name)
+
+    def place(_chosen, _services, _workdir, hosts):
+        entered.set()
+        if not loop_ran.wait(10):  # set by a coroutine: never, if this blocked the event loop
+            raise AssertionError("the hosts were made on the event loop's thread")
+        hosts[HostKind.LOCAL] = Recorded(HostKind.LOCAL, by_step(A=a_worker), runs.tracker)
+
+    async def interrupted() -> None:
+        running = asyncio.create_task(run_all([Scenario("s", "T", "P", "D", (A,))], runs, place))
+        await asyncio.to_thread(entered.wait, 10)
+        running.cancel()  # before the thread has made the host
+        for _ in range(200):  # the cleanup a cancel starts, given every chance to finish too early
+            if running.done():
+                break
+            await asyncio.sleep(0)
+        loop_ran.set()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+
+    asyncio.run(interrupted())
+    assert closed == [HostKind.LOCAL]
 
 
 def test_an_interrupt_waits_for_every_scenario_to_clean_up_and_cancels_none_twice(tmp_path):
