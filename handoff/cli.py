@@ -13,14 +13,32 @@ from __future__ import annotations
 import sys
 
 import typer
+from typer.core import TyperGroup
 
+from handoff import inputs
 from handoff.commands import reading, running, tools
+from handoff.errors import UserError
 from handoff.printable import printed_as_text
 
 EXIT_CODES = ("Exit codes: 0 every verdict as expected; 1 some verdict contradicted its expectation; 2 bad input; "
               "3 the tool itself failed; 4 nothing contradicted, but some turns could not be judged (unknown, "
               "crashed) or none were; 130 interrupted.")
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+
+
+class _CheckedArguments(TyperGroup):
+    """The one door: what no command can use (text that is not UTF-8, an empty value) is
+    refused here, before any command reads its options."""
+
+    def parse_args(self, context, args):
+        try:
+            inputs.arguments(list(args))
+        except UserError as error:
+            typer.echo(f"error: {error}", err=True)
+            context.exit(2)
+        return super().parse_args(context, args)
+
+
+app = typer.Typer(cls=_CheckedArguments, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help=f"Measure what Copilot SDK session persistence keeps.\n\n{EXIT_CODES}")
 
 

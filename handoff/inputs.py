@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import tempfile
 from pathlib import Path
 from urllib.parse import SplitResult, urlsplit
 
@@ -29,16 +30,69 @@ def temporary_directory() -> None:
         raise UserError(f"TMPDIR={given}: cannot be written here (permission denied); give another, or unset TMPDIR")
 
 
-def writable_file(path: Path, option: str) -> None:
-    """``path`` can be written when the run ends: not a directory, in a directory that
-    exists and can be written, and writable itself if it exists."""
-    if path.is_dir():
+def arguments(given: list[str]) -> None:
+    """What no option or argument of any command can mean: text that is not UTF-8 (the
+    runtime, the JSON of a run and every report need it), and an option's empty value,
+    which a path would take for the current directory and an address for every interface."""
+    for position, argument in enumerate(given):
+        named = _option_of(given, position)
+        try:
+            argument.encode()
+        except UnicodeEncodeError:
+            shown = argument.encode(errors="surrogateescape").decode(errors="backslashreplace")
+            raise UserError(f"{named or 'argument'} {shown}: is not UTF-8 text; give it in UTF-8") from None
+        if named and (argument == "" or argument == named + "="):  # an empty argument is the command's to name
+            raise UserError(f"{named}: the value is empty; give one, or leave the option out")
+
+
+def _option_of(given: list[str], position: int) -> str | None:
+    """The option a value belongs to: the one before it (``--home X``) or its own name (``--home=X``)."""
+    argument = given[position]
+    if argument.startswith("--") and "=" in argument:
+        return argument.split("=", 1)[0]
+    before = given[position - 1] if position else ""
+    return before if before.startswith("-") and "=" not in before and before != "--" else None
+
+
+def writable_file(path: Path, option: str, keep: tuple[Path, ...] = ()) -> None:
+    """``path`` can take the output when the command ends, and nothing is lost by it: an
+    output is renamed into place, so what is there is replaced whole. So it must be a
+    regular file or nothing yet (not a directory, a device or a FIFO), in a directory
+    that takes a new file, and neither one of ``keep`` nor a file already inside one
+    (what the command reads: a scenario file, the stored runs). A link is written
+    through: the file it names is replaced, the link stays."""
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
         raise UserError(f"{option} {path}: is a directory; give a file name")
-    parent = path.parent if str(path.parent) else Path(".")
+    if target.exists() and not target.is_file():
+        raise UserError(f"{option} {path}: is not a regular file (a device, a FIFO or a socket), and the output "
+                        f"would replace it; give a file name (to see the output, leave {option} out)")
+    for kept in keep:
+        kept = Path(os.path.realpath(kept))
+        if target == kept or (kept in target.parents and target.exists()):
+            raise UserError(f"{option} {path}: would overwrite {kept}, which this command reads; give another path")
+    parent = target.parent
     if not parent.is_dir():
-        raise UserError(f"{option} {path}: the directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UserError(f"{option} {path}: the directory {path.parent} does not exist")
+    if target.exists() and not os.access(target, os.W_OK):
         raise UserError(f"{option} {path}: cannot be written here (permission denied)")
+    try:  # the one sure test (a read-only mount, /proc, a full quota): make a file there, then remove it
+        descriptor, probe = tempfile.mkstemp(prefix=".handoff-probe-", dir=parent)
+        os.close(descriptor)
+        os.unlink(probe)
+    except OSError as error:
+        raise UserError(f"{option} {path}: no file can be made in {parent} ({error.strerror or error}); "
+                        f"give another path") from None
+
+
+def distinct_outputs(outputs: dict[str, Path]) -> None:
+    """Two outputs of one command are two files: the second would replace the first."""
+    seen: dict[str, str] = {}
+    for option, path in outputs.items():
+        real = os.path.realpath(path)
+        if real in seen:
+            raise UserError(f"{seen[real]} and {option} name the same file, {path}; give each its own")
+        seen[real] = option
 
 
 def fresh_directory(path: Path, option: str) -> None:

@@ -16,5 +16,5 @@ def k8s_manifests(name: str, image: str, store: str | None, fact: str, topic: st
     if store is not None:
         inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db")
     if output is not None:
-        inputs.writable_file(output, "--output")
+        inputs.writable_file(output, "--output", keep=tuple(p for p in (Path(name),) if p.is_file()))
     return k8s.render(chosen, k8s.manifests(chosen, image, inputs.fact(fact, topic), store), str(output or "FILE"))

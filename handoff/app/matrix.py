@@ -82,9 +82,12 @@ def _check_places(options: MatrixOptions) -> None:
     if options.store is not None:
         inputs.network_url(options.store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",
                            needs_host=False)
+    read = (options.runs_dir, *(Path(name) for name in options.names if Path(name).is_file()))
     for path, option in ((options.json_path, "--json"), (options.html_path, "--html")):
         if path is not None:
-            inputs.writable_file(path, option)
+            inputs.writable_file(path, option, keep=read)
+    if options.json_path is not None and options.html_path is not None:
+        inputs.distinct_outputs({"--json": options.json_path, "--html": options.html_path})
     if options.keep is not None:
         inputs.fresh_directory(options.keep, "--keep")
     inputs.writable_directory(options.runs_dir, "--runs-dir")

@@ -4,6 +4,7 @@ reader never sees half of one."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -16,15 +17,24 @@ from handoff.runs.record import RunRecord
 def write_atomically(path: Path, data: bytes) -> None:
     """A reader never sees a half-written file. The temporary file beside it is a new one
     of a name nobody can guess (made with O_EXCL: a link placed there is never followed),
-    and is gone whatever happens; only the path the user named is replaced."""
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent or ".")
+    and is gone whatever happens; only the file the user named is replaced (through a
+    link: the link stays), with the permissions it had (a new one: as the umask says)."""
+    path = Path(os.path.realpath(path))
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(descriptor, "wb") as out:
+            os.fchmod(out.fileno(), stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask())
             out.write(data)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o22)
+    os.umask(mask)
+    return mask
 
 
 def write_html(path: Path, record: RunRecord, judgement: RunJudgement, note: Callable[[str], None]) -> None:

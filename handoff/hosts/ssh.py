@@ -17,6 +17,8 @@ Two ways to get an SSH host:
 from __future__ import annotations
 
 import asyncio
+import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -34,6 +36,7 @@ from handoff.words import HostKind
 
 SSHD = "/usr/sbin/sshd"
 SSHD_START_TIMEOUT = 10.0
+USER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9._-]{0,31}")  # what useradd takes; never an ssh option
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,28 @@ class SshTarget:
 
     @classmethod
     def parse(cls, name: str, url: str) -> SshTarget:
-        parts = network_url(url, f"--host {name}=", ("ssh",), "ssh://user@machine[:port][/home/path][?project=DIR]")
-        port = parts.port or 22
-        project = parse_qs(parts.query).get("project", ["~/copilot-handoff"])[0]
-        return cls(parts.username or "root", parts.hostname, port, parts.path or "~/.copilot-handoff/home", project)
+        example = "ssh://user@machine[:port][/home/path][?project=DIR]"
+        parts = network_url(url, f"--host {name}=", ("ssh",), example)
+        given = f"--host {name}="
+        user = parts.username or "root"
+        if not USER_NAME.fullmatch(user):
+            raise UserError(f"{given}: the user {user!r} is not a user name (letters, digits, . _ -, not first -)")
+        if parts.hostname.startswith("-"):
+            raise UserError(f"{given}: the machine {parts.hostname!r} begins with '-', which ssh reads as an option")
+        query = parse_qs(parts.query, keep_blank_values=True)
+        unknown = sorted(set(query) - {"project"})
+        if unknown or len(query.get("project", [])) > 1:
+            raise UserError(f"{given}: only one ?project=DIR is understood (got {', '.join(unknown) or 'two'}); "
+                            f"expected e.g. {example}")
+        project = query.get("project", ["~/copilot-handoff"])[0]
+        return cls(user, parts.hostname, parts.port or 22, parts.path or "~/.copilot-handoff/home", project)
+
+    def project_word(self) -> str:
+        """The project's directory as one word of the remote shell, whatever it holds;
+        a leading ``~/`` still means the user's home there."""
+        if self.project.startswith("~/"):
+            return "~/" + shlex.quote(self.project[2:])
+        return shlex.quote(self.project)
 
     def describe(self) -> str:
         return f"ssh://{self.user}@{self.address}:{self.port}{self.home}?project={self.project}"
@@ -89,18 +110,18 @@ class SshHost(Host):
         ``sdk = "node@..."``, its Node.js worker, which that machine must have set up (node
         on the PATH, ``make setup`` run); where it has not, the command says so on stderr,
         which the step's record keeps, and runs nothing."""
-        project = self.target.project
+        project = self.target.project_word()
         if launch.node_worker is None:
             return f"cd {project} && {self.worker_environment}exec .venv/bin/python -m handoff.worker"
         worker = launch.node_worker.relative_to(PROJECT_ROOT)  # the same place in the project there
         installed = worker.parent / "node_modules" / ".installed"
-        where = f"{self.target.user}@{self.target.address}:{project}"
+        where = f"{self.target.user}@{self.target.address}:{self.target.project}"
+        no_node = shlex.quote(f"{where}: no node on the PATH for the Node.js worker: install Node.js 20+ there")
+        not_set_up = shlex.quote(f"{where}: the Node.js worker is not installed there: run make setup there")
         return (f"cd {project} && "
-                f"{{ command -v node >/dev/null || {{ echo '{where}: no node on the PATH for the Node.js worker: "
-                f"install Node.js 20+ there' >&2; exit 127; }}; }} && "
-                f"{{ test -f {installed} || {{ echo '{where}: the Node.js worker is not installed there: run make "
-                f"setup there' >&2; exit 127; }}; }} && "
-                f"{self.worker_environment}exec node {worker}")
+                f"{{ command -v node >/dev/null || {{ echo {no_node} >&2; exit 127; }}; }} && "
+                f"{{ test -f {shlex.quote(str(installed))} || {{ echo {not_set_up} >&2; exit 127; }}; }} && "
+                f"{self.worker_environment}exec node {shlex.quote(str(worker))}")
 
     def home(self, store: Path) -> str:
         return self.target.home

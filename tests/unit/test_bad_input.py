@@ -45,6 +45,17 @@ def named_file(tmp_path: Path, name: str) -> str:
     return str(path)
 
 
+def stored_run(tmp_path: Path) -> str:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "run.json").write_text("{}")
+    return str(tmp_path / "x" / "run.json")
+
+
+def fifo(tmp_path: Path) -> str:
+    os.mkfifo(tmp_path / "fifo")
+    return str(tmp_path / "fifo")
+
+
 def non_empty(tmp_path: Path) -> str:
     (tmp_path / "kept").mkdir(exist_ok=True)
     (tmp_path / "kept" / "something").write_text("x")
@@ -114,6 +125,27 @@ CASES = {
     "report of no such run": (lambda t: ["report", "nope", "--runs-dir", str(t)], "no stored run"),
     "resupply of no such run": (lambda t: ["resupply", "nope", "--runs-dir", str(t)], "no stored run"),
     "report in an unknown format": (lambda t: ["report", "--format", "xml", "--runs-dir", str(t)], "--format xml"),
+    # what no command can use, refused at the one door (handoff/cli.py)
+    "an empty value": (lambda t: ["run", "same-process", "--runs-dir", ""], "--runs-dir: the value is empty"),
+    "an empty --option=": (lambda t: ["witness", "--host="], "--host: the value is empty"),
+    "a value that is not UTF-8": (lambda t: ["run", "same-process", "--fact", "At\udcffRisk"],
+                                  "--fact At\\xffRisk: is not UTF-8 text"),
+    "a path that is not UTF-8": (lambda t: ["lab", "--home", str(t / "\udcffhome")], "is not UTF-8 text"),
+    # outputs are renamed into place: nothing may be there that the rename would destroy
+    "json onto a device": (lambda t: ["run", "same-process", "--json", "/dev/null"], "is not a regular file"),
+    "json onto a FIFO": (lambda t: ["run", "same-process", "--json", fifo(t)], "is not a regular file"),
+    "json over the scenario it runs": (lambda t: ["run", scenario_file(t), "--json", str(t / "bad.toml")],
+                                       "which this command reads"),
+    "json and html in one file": (lambda t: ["run", "same-process", "--json", str(t / "r"), "--html", str(t / "r")],
+                                  "--json and --html name the same file"),
+    "report over a stored run": (lambda t: ["report", "x", "--runs-dir", str(t), "-o", stored_run(t)],
+                                 "which this command reads"),
+    "export over its scenario": (lambda t: ["export", "k8s", scenario_file(t), "-o", str(t / "bad.toml")],
+                                 "which this command reads"),
+    "output where no file can be made": (lambda t: ["export", "k8s", "same-process", "-o", "/proc/version"],
+                                         "no file can be made in /proc"),
+    "witness evidence where no file can be made": (lambda t: ["witness", "--evidence", "/proc/version"],
+                                                   "no file can be made in /proc"),
 }
 
 
@@ -130,6 +162,7 @@ def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, case):
     assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob(mine)) == before
     assert leftovers.find(of=os.getpid()) == []
     assert not (tmp_path / "typo.db").exists()
+    assert Path("/dev/null").is_char_device()
 
 
 @pytest.mark.parametrize("command", [["run", "same-process"], ["lab", "--home", "{home}"]])
