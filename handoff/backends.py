@@ -19,7 +19,7 @@ import re
 from typing import Mapping
 
 from handoff.errors import UserError
-from handoff.inputs import network_url
+from handoff.inputs import network_url, one_line
 from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, WITNESS, WITNESS_MODEL, Backend
 
 KINDS = (WITNESS, COPILOT, OPENAI_COMPATIBLE)
@@ -71,6 +71,8 @@ def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: 
         raise UserError(f"--backend {kind}: choose one of {', '.join(KINDS)}")
     if model is not None and not model.strip():
         raise UserError("--model must not be empty")
+    if model is not None and not one_line(model):
+        raise UserError("--model: must be one line of text, without line breaks or control characters")
     if kind != OPENAI_COMPATIBLE:
         for option, value in (("--provider-url", provider_url), ("--api-key-env", api_key_env)):
             if value:
@@ -93,6 +95,10 @@ def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: 
             raise UserError("--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key")
         if not environ.get(api_key_env):
             raise UserError(f"--api-key-env {api_key_env}: that variable is not set or empty")
+        if not one_line(environ[api_key_env]) or any(c.isspace() for c in environ[api_key_env].strip()):
+            # Not echoed either: it is the key.
+            raise UserError(f"--api-key-env {api_key_env}: the key in it holds a space, a line break or a control "
+                            f"character, which no HTTP header can carry; set it to the key alone")
     return Backend(OPENAI_COMPATIBLE, model, provider_url=provider_url.rstrip("/"), api_key_env=api_key_env)
 
 

@@ -131,7 +131,7 @@ def parse_events(log: bytes) -> tuple[list[dict[str, Any]], int]:
             continue
         try:
             event = json.loads(line)
-        except ValueError:  # not JSON, or not UTF-8
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested deeper than the parser goes
             unreadable += 1
             continue
         if isinstance(event, dict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import tempfile
+import unicodedata
 from pathlib import Path
 from urllib.parse import SplitResult, urlsplit
 
@@ -121,6 +122,9 @@ def network_url(text: str, option: str, schemes: tuple[str, ...], example: str, 
     ``option`` ending in ``=`` is written right before the URL (``--host b=ssh://…``)."""
     shown = redacted(text)  # the message may be shown anywhere: never with a password in it
     given = option + shown if option.endswith("=") else f"{option} {shown}"
+    if not one_line(text) or any(character.isspace() for character in text):
+        raise UserError(f"{option.rstrip('=')}: the URL holds a space, a line break or a control character; "
+                        f"percent-encode it (a space is %20); expected e.g. {example}")
     try:
         parts = urlsplit(text)
         port = parts.port  # raises ValueError for a port out of range or not a number
@@ -153,6 +157,11 @@ def _port_problem(error: ValueError) -> str:
 MAX_FACT_LENGTH = 200
 
 
+def one_line(text: str) -> bool:
+    """No line break of any kind (also U+2028, U+0085) and no control character."""
+    return not any(unicodedata.category(character) in ("Cc", "Zl", "Zp") for character in text)
+
+
 def fact(value: str, topic: str) -> Fact:
     """The fact to remember, if every verdict about it can be told apart: the value must
     not be a word of the witness's own fixed answers (then an answer that names it would
@@ -162,7 +171,7 @@ def fact(value: str, topic: str) -> Fact:
     for option, text in (("--fact", value), ("--topic", topic)):
         if not text.strip():
             raise UserError(f"{option} must not be empty")
-        if any(ord(character) < 32 or ord(character) == 127 for character in text):
+        if not one_line(text):
             raise UserError(f"{option}: must be one line of text, without line breaks or control characters")
         if len(text) > MAX_FACT_LENGTH:
             raise UserError(f"{option}: at most {MAX_FACT_LENGTH} characters, got {len(text)}")

@@ -299,6 +299,8 @@ def load(path: Path) -> Scenario:
         data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as error:
         raise UserError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:  # the parser's own depth, long before any field of a scenario would be
+        raise UserError(f"{path}: arrays or tables nested too deeply; no field of a scenario nests") from None
     read = Fields(path, data)
     read.reject_unknown({"title", "order", "proves", "does_not_prove", "proves_in_short", "does_not_prove_in_short",
                          "session_id", "hosts", "store", "steps", "turn_timeout", "known_good", "tags"})

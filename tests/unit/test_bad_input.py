@@ -125,6 +125,17 @@ CASES = {
     "report of no such run": (lambda t: ["report", "nope", "--runs-dir", str(t)], "no stored run"),
     "resupply of no such run": (lambda t: ["resupply", "nope", "--runs-dir", str(t)], "no stored run"),
     "report in an unknown format": (lambda t: ["report", "--format", "xml", "--runs-dir", str(t)], "--format xml"),
+    "scenario nested too deeply": (lambda t: ["run", scenario_file(t, raw=b"x = " + b"[" * 3000 + b"]" * 3000)],
+                                   "nested too deeply"),
+    "provider url with a space": (lambda t: ["run", "cross-process", "--backend", "openai-compatible", "--model", "m",
+                                             "--provider-url", "http://a b/v1"], "percent-encode it"),
+    "provider url with a line break": (lambda t: ["lab", "--home", str(t), "--backend", "openai-compatible", "--model",
+                                                  "m", "--provider-url", "http://a/v1\nx"], "percent-encode it"),
+    "model with a line break": (lambda t: ["run", "cross-process", "--model", "a\nb"], "--model: must be one line"),
+    "fact with a line separator": (lambda t: ["run", "same-process", "--fact", "At\u2028Risk"],
+                                   "--fact: must be one line"),
+    "fact with a next-line character": (lambda t: ["lab", "--home", str(t), "--fact", "At\x85Risk"],
+                                        "--fact: must be one line"),
     # what no command can use, refused at the one door (handoff/cli.py)
     "an empty value": (lambda t: ["run", "same-process", "--runs-dir", ""], "--runs-dir: the value is empty"),
     "an empty --option=": (lambda t: ["witness", "--host="], "--host: the value is empty"),
@@ -163,6 +174,17 @@ def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, case):
     assert leftovers.find(of=os.getpid()) == []
     assert not (tmp_path / "typo.db").exists()
     assert Path("/dev/null").is_char_device()
+
+
+@pytest.mark.parametrize("command", [["run", "cross-process"], ["lab", "--home", "{home}"]])
+def test_a_key_no_http_header_can_carry_is_bad_input_and_not_shown(tmp_path, monkeypatch, command):
+    monkeypatch.setenv("HANDOFF_TEST_KEY", "sk-secret\nsecond-line")
+    result = CliRunner().invoke(app, [part.format(home=tmp_path / "home") for part in command] + [
+        "--backend", "openai-compatible", "--model", "m", "--provider-url", "http://127.0.0.1:9/v1",
+        "--api-key-env", "HANDOFF_TEST_KEY"])
+    assert result.exit_code == 2, result.output
+    assert "--api-key-env HANDOFF_TEST_KEY: the key in it holds" in result.output and "sk-secret" not in result.output
+    assert not (tmp_path / "home").exists()
 
 
 @pytest.mark.parametrize("command", [["run", "same-process"], ["lab", "--home", "{home}"]])

@@ -2,7 +2,7 @@
 
 import json
 
-from handoff.eventlog import EventLogSummary, Resume, events_path, read_events, report, summarize, summarize_file
+from handoff.eventlog import EventLogSummary, Resume, events_path, parse_events, read_events, report, summarize, summarize_file
 
 
 def event(kind, id_, parent=None, **data):
@@ -132,3 +132,8 @@ def test_no_answer_or_no_readable_time_gives_no_reply_time():
     garbled = [stamped("user.message", "1", "yesterday", content="q"),
                stamped("assistant.message", "2", 12, content="a")]
     assert summarize(garbled).last_reply_ms is None and summarize(garbled).last_reply == "a"
+
+
+def test_a_line_nested_deeper_than_the_parser_goes_is_one_unreadable_line():
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert parse_events(deep + b'\n{"type": "session.start"}\n') == ([{"type": "session.start"}], 1)
