@@ -5,11 +5,13 @@ every command goes through. Thin on purpose: a command maps its options to what 
 Exit codes (handoff.checker.verdicts.ExitCode): 0 every verdict as its scenario expects;
 1 some verdict contradicted its expectation; 2 bad input (the message says what and how
 to fix it); 3 the tool itself failed; 4 nothing contradicted, but some turns could not
-be judged (unknown, crashed) or nothing was judged at all; 130 interrupted.
+be judged (unknown, crashed) or nothing was judged at all; 130 interrupted; 141 what
+read the output went away (`| head`), so the verdicts' code could not be told.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -22,7 +24,8 @@ from handoff.printable import printed_as_text
 
 EXIT_CODES = ("Exit codes: 0 every verdict as expected; 1 some verdict contradicted its expectation; 2 bad input; "
               "3 the tool itself failed; 4 nothing contradicted, but some turns could not be judged (unknown, "
-              "crashed) or none were; 130 interrupted.")
+              "crashed) or none were; 130 interrupted; 141 what read the output went away.")
+READER_GONE = 141  # as a shell reports a process that SIGPIPE ended
 
 
 class _CheckedArguments(TyperGroup):
@@ -73,6 +76,8 @@ app.command()(tools.doctor)
 
 
 def main() -> None:
+    if sys.stdout is None or sys.stderr is None:  # started with >&- or 2>&-
+        _refuse_closed_streams()
     try:
         app()
     except SystemExit as done:
@@ -80,10 +85,29 @@ def main() -> None:
             from handoff.app.execute import after_interrupt
 
             print(f"error: {after_interrupt()}", file=sys.stderr)
+        if _reader_gone(done):
+            # typer says 1 for this, which here means a contradicted verdict
+            raise SystemExit(READER_GONE) from None
         raise
     except Exception as error:  # a bug in the tool: say so in one line, exit 3
         print(f"internal error: {type(error).__name__}: {error}", file=sys.stderr)
         sys.exit(3)
+
+
+def _refuse_closed_streams() -> None:
+    """A command's table, report or transcript has nowhere to go, or its errors have not:
+    say so on whichever of the two is open, before anything starts."""
+    which = "standard output" if sys.stdout is None else "standard error"
+    open_one = sys.stderr or sys.stdout
+    if open_one is not None:
+        print(f"error: {which} is closed; give it a place, e.g. >/dev/null", file=open_one)
+    sys.exit(2)
+
+
+def _reader_gone(done: SystemExit) -> bool:
+    """typer's exit for a write to a pipe whose reader has gone (EPIPE)."""
+    cause = done.__context__
+    return done.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE
 
 
 def _interrupted_unannounced(done: SystemExit) -> bool:

@@ -110,6 +110,9 @@ def core() -> Section:
     else:
         lines.append(Line(OK, "SDK", f"{SDK_DISTRIBUTION} {sdk}, which pins runtime {sdk_runtime or 'unknown'}"))
 
+    if shutil.which("setpriv") is None:
+        lines.append(Line(FAIL, "setpriv", "not on the PATH: the tool ties each process it starts to its own life with it",
+                          "install util-linux, or put its directory on the PATH"))
     try:
         runtime = locate_runtime()
     except UserError as error:

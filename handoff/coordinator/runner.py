@@ -24,7 +24,7 @@ from handoff.runs.record import (
     new_run_id,
     this_machine,
 )
-from handoff.runtime_locator import locate_runtime
+from handoff.hosts.local import ready_runtime
 from handoff.scenario import Scenario
 from handoff.stores.database import redacted
 from handoff.words import Command
@@ -34,7 +34,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
         command: Command = Command.RUN) -> RunRecord:
     """Run the scenarios and return what was observed; ``command`` is what the record is
     stored as (RUN, or SKEW for a version grid)."""
-    runtime_path = locate_runtime()
+    runtime_path = ready_runtime()
     temporary_directory()
     preflight(settings.backend)
     settings.observer.run_started()

@@ -9,10 +9,15 @@ dependencies, which the environment pins: msgspec, psutil, psycopg).
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
+from handoff.errors import UserError
 from handoff.hosts.base import PIPES, USER_DIRS, Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
+from handoff.runtime_locator import locate_runtime
 from handoff.words import HostKind
 
 
@@ -25,6 +30,35 @@ def runtime_environment(cache: Path | None = None) -> dict[str, str]:
     runs will find it, and nothing lands in your home or TMPDIR. ``cache``: the unpack
     cache of a runtime of another version."""
     return Launch(runtime_cache=cache).environment(worker_env(user_dir=str(LOCAL_USER_DIR)))
+
+
+def ready_runtime() -> Path:
+    """The runtime a run or the lab starts, checked as far as it can be before anything
+    starts: there is one (runtime_locator), util-linux's setpriv is there to tie each
+    process the tool starts to the tool's life (processes.py), and a runtime named by
+    COPILOT_CLI_PATH answers `--version` (anything else that is executable would fail
+    every session later, as exit 3 or 4)."""
+    runtime = locate_runtime()
+    if shutil.which("setpriv") is None:
+        raise UserError("setpriv is not on the PATH: every process the tool starts is tied to it through setpriv "
+                        "(util-linux); install util-linux, or put its directory on the PATH")
+    if os.environ.get("COPILOT_CLI_PATH") and runtime_version(runtime) is None:
+        raise UserError(f"COPILOT_CLI_PATH={runtime}: does not answer `--version` as a Copilot runtime does; "
+                        f"point it at a runtime's executable, or unset it")
+    return runtime
+
+
+def runtime_version(runtime: Path, cache: Path | None = None) -> str | None:
+    """What ``runtime --version`` prints, run as a local worker's runtime is (without
+    --no-auto-update a runtime hands off to the newest version in its cache and prints
+    that one's); None when it does not run or says nothing."""
+    try:
+        done = subprocess.run([str(runtime), "--no-auto-update", "--version"], capture_output=True, text=True,
+                              timeout=30, env=runtime_environment(cache))
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    said = (done.stdout + done.stderr).strip()
+    return said if done.returncode == 0 and said else None
 
 
 class LocalHost(Host):

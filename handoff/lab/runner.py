@@ -36,7 +36,7 @@ from handoff.lab.options import LOG_DIR, LabOptions, Write
 from handoff.lab.transcript import Lab
 from handoff.processes import ProcessTracker, StopOnce, kill_all
 from handoff.runs.record import RunRecord
-from handoff.runtime_locator import locate_runtime
+from handoff.hosts.local import ready_runtime
 from handoff.witness.evidence import read_evidence
 
 
@@ -49,7 +49,7 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
     options.check()
     # Absolute, so the runtime (which gets it as COPILOT_HOME) and messages agree on it.
     options = replace(options, home=options.home.expanduser().absolute())
-    runtime_path = locate_runtime()
+    runtime_path = ready_runtime()
     temporary_directory()
     try:
         (options.home / LOG_DIR).mkdir(parents=True, exist_ok=True)

@@ -176,6 +176,33 @@ def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, case):
     assert Path("/dev/null").is_char_device()
 
 
+def not_a_runtime(tmp_path: Path) -> dict[str, str]:
+    fake = tmp_path / "copilot"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    return {"COPILOT_CLI_PATH": str(fake)}
+
+
+# (the environment given the test's tmp_path, a piece of the message)
+ENVIRONMENTS = {
+    "no setpriv on the PATH": (lambda t: {"PATH": str(t)}, "setpriv is not on the PATH"),
+    "COPILOT_CLI_PATH at something that is not a runtime": (not_a_runtime, "does not answer `--version`"),
+}
+
+
+@pytest.mark.parametrize("command", [["run", "cross-process"], ["lab", "--home", "{home}"]])
+@pytest.mark.parametrize("case", ENVIRONMENTS, ids=list(ENVIRONMENTS))
+def test_an_environment_the_run_cannot_work_in_is_bad_input_before_anything_starts(tmp_path, monkeypatch, command,
+                                                                                   case):
+    environment, says = ENVIRONMENTS[case]
+    for name, value in environment(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(app, [part.format(home=tmp_path / "home") for part in command])
+    assert result.exit_code == 2, result.output
+    assert says in result.output
+    assert leftovers.find(of=os.getpid()) == [] and not (tmp_path / "home").exists()
+
+
 @pytest.mark.parametrize("command", [["run", "cross-process"], ["lab", "--home", "{home}"]])
 def test_a_key_no_http_header_can_carry_is_bad_input_and_not_shown(tmp_path, monkeypatch, command):
     monkeypatch.setenv("HANDOFF_TEST_KEY", "sk-secret\nsecond-line")

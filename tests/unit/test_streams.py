@@ -1,0 +1,34 @@
+"""What the command does when its output has nowhere to go: a closed stream is refused
+before anything starts, and a reader that went away is its own exit code, not 1 (which
+says a verdict was contradicted)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+COMMAND = f"exec {sys.executable} -m handoff list"
+
+
+@pytest.mark.parametrize(("closed", "said_on", "says"), [
+    (">&-", "stderr", "standard output is closed"),
+    ("2>&-", "stdout", "standard error is closed"),
+])
+def test_a_closed_stream_is_bad_input_said_on_the_other(closed, said_on, says):
+    done = subprocess.run(["sh", "-c", f"{COMMAND} {closed}"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert says in getattr(done, said_on) and "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_reader_that_went_away_is_exit_141_not_a_contradicted_verdict():
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # gone before the first line is written: every write fails with EPIPE
+    try:
+        done = subprocess.run([sys.executable, "-m", "handoff", "list"], stdout=write_end, stderr=subprocess.PIPE,
+                              text=True)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141 and "Traceback" not in done.stderr
