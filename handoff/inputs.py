@@ -77,13 +77,16 @@ def writable_file(path: Path, option: str, keep: tuple[Path, ...] = ()) -> None:
         raise UserError(f"{option} {path}: the directory {path.parent} does not exist")
     if target.exists() and not os.access(target, os.W_OK):
         raise UserError(f"{option} {path}: cannot be written here (permission denied)")
-    try:  # the one sure test (a read-only mount, /proc, a full quota): make a file there, then remove it
-        descriptor, probe = tempfile.mkstemp(prefix=".handoff-probe-", dir=parent)
-        os.close(descriptor)
-        os.unlink(probe)
+    try:  # as in writable_directory (a full disk shows only when the file is written)
+        os.unlink(_closed(tempfile.mkstemp(prefix=".handoff-probe-", dir=parent)))
     except OSError as error:
         raise UserError(f"{option} {path}: no file can be made in {parent} ({error.strerror or error}); "
                         f"give another path") from None
+
+
+def _closed(made: tuple[int, str]) -> str:
+    os.close(made[0])
+    return made[1]
 
 
 def distinct_outputs(outputs: dict[str, Path]) -> None:
@@ -111,9 +114,13 @@ def writable_directory(path: Path, option: str) -> None:
     if path.exists() and not path.is_dir():
         raise UserError(f"{option} {path}: exists and is not a directory")
     existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
+    under = f" under {existing}" if existing != path else ""
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserError(f"{option} {path}: cannot be written{' under ' + str(existing) if existing != path else ''} "
-                        f"(permission denied)")
+        raise UserError(f"{option} {path}: cannot be written{under} (permission denied)")
+    try:  # the one sure test (a read-only mount, /proc): make a directory there, then remove it
+        os.rmdir(tempfile.mkdtemp(prefix=".handoff-probe-", dir=existing))
+    except OSError as error:
+        raise UserError(f"{option} {path}: cannot be written{under} ({error.strerror or error})") from None
 
 
 def network_url(text: str, option: str, schemes: tuple[str, ...], example: str, needs_host: bool = True) -> SplitResult:

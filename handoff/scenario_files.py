@@ -4,6 +4,7 @@ the field, and what each must be (handoff/scenario.py says what a scenario holds
 from __future__ import annotations
 
 import re
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -397,6 +398,8 @@ def select(names: list[str], directory: Path = SCENARIO_DIR, tags: tuple[str, ..
             paths.append(known[name])
         elif name.endswith(".toml") and Path(name).is_file():
             paths.append(Path(name))
+        elif "/" in name or name.endswith(".toml") or os.path.lexists(name):  # meant as a path: say what is wrong with it
+            raise UserError(f"{name}: {_not_a_scenario_file(Path(name))}")
         else:
             choices = ", ".join(known) or "(none found)"
             raise UserError(f"unknown scenario {name!r}: choose from {choices}, or give a path to a .toml file")
@@ -404,6 +407,18 @@ def select(names: list[str], directory: Path = SCENARIO_DIR, tags: tuple[str, ..
     if not names:
         loaded = [s for s in loaded if set(s.tags) <= set(tags)]
     return sorted(loaded, key=lambda s: (s.order, s.name))
+
+
+def _not_a_scenario_file(path: Path) -> str:
+    if not os.path.lexists(path):
+        return "no such file; give a scenario's name (`handoff list`) or the path of a .toml file"
+    if path.is_symlink() and not path.exists():
+        return "a link that leads nowhere (or in a loop); give the .toml file it should name"
+    if path.is_dir():
+        return "is a directory; give a scenario's .toml file"
+    if not path.is_file():
+        return "is not a regular file (a FIFO, a device or a socket); give a scenario's .toml file"
+    return "a scenario file's name ends in .toml; rename it"
 
 
 def tagged(tag: str, directory: Path = SCENARIO_DIR) -> list[Scenario]:

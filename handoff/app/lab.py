@@ -16,13 +16,14 @@ from handoff.words import Command
 
 
 def lab_options(backend: str, model: str | None, provider_url: str | None, api_key_env: str | None, fact: str,
-                topic: str, home: Path | None, html_path: Path | None, **choices) -> LabOptions:
-    """The lab's options from the command's: the model backend chosen, the place of the
-    HTML report and the fact checked (``choices``: session_id, resume, resume_most_recent,
-    third_turn, show_calls, which the lab checks itself)."""
+                topic: str, home: Path | None, html_path: Path | None, runs_dir: Path, **choices) -> LabOptions:
+    """The lab's options from the command's: the model backend chosen, the places of the
+    HTML report and of the stored run, and the fact checked (``choices``: session_id,
+    resume, resume_most_recent, third_turn, show_calls, which the lab checks itself)."""
     chosen = backends.choose(backend, model, provider_url, api_key_env)
     if html_path is not None:
-        inputs.writable_file(html_path, "--html")
+        inputs.writable_file(html_path, "--html", keep=(runs_dir,))
+    inputs.writable_directory(runs_dir, "--runs-dir")
     return LabOptions(chosen, inputs.fact(fact, topic), home or DEFAULT_HOME, **choices)
 
 

@@ -23,7 +23,11 @@ from handoff.words import Command, StoreKind
 def listing(where: str | None, owner: str | None, runs_dir: Path) -> str:
     """The sessions of ``where`` (None: the lab's home), only ``owner``'s when given; a
     UserError says what ``where`` is when it is none of those."""
-    place = places.locate(where, lab_options.DEFAULT_HOME, runs_dir)
+    try:
+        place = places.locate(where, lab_options.DEFAULT_HOME, runs_dir)
+    except OSError as error:  # a place that cannot be looked into (/proc, a directory without permission)
+        raise UserError(f"{where}: cannot be read ({error.strerror or error}: {error.filename}); give a Copilot "
+                        f"home, a run or a store") from None
     if isinstance(place, places.Store):
         return _store_listing(place.url, owner)
     if owner is not None and not isinstance(place, places.Run):

@@ -31,8 +31,16 @@ EngineOption = Annotated[str, typer.Option(
     "--engine", help="The container engine for container hosts: podman, or docker (needs a reachable Docker daemon).")]
 
 
+def _a_directory_or_none_yet(path: Optional[Path]) -> Optional[Path]:
+    """A runs directory is a directory, or nothing yet (a fresh clone has none): a file
+    there would read as "no stored runs"."""
+    if path is not None and path.exists() and not path.is_dir():
+        raise typer.BadParameter(f"{path} is not a directory; give the directory runs are stored in")
+    return path
+
+
 RunsDirOption = Annotated[Optional[Path], typer.Option(
-    "--runs-dir", metavar="DIR", envvar="HANDOFF_RUNS_DIR",
+    "--runs-dir", metavar="DIR", envvar="HANDOFF_RUNS_DIR", callback=_a_directory_or_none_yet,
     help="Where runs are stored (default: .state/runs in this project).")]
 # How a run is shown, shared by `run`, `report` and `lab`.
 FormatOption = Annotated[str, typer.Option("--format", help="table, markdown, json or html.")]

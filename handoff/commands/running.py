@@ -132,10 +132,11 @@ def lab(
     from handoff.lab.options import LabFailure
 
     try:
-        options = lab_options(backend, model, provider_url, api_key_env, fact, topic, home, html_path,
+        runs_dir = runs_dir or RUNS_DIR
+        options = lab_options(backend, model, provider_url, api_key_env, fact, topic, home, html_path, runs_dir,
                               session_id=session_id, resume=resume, resume_most_recent=resume_most_recent,
                               third_turn=third_turn, show_calls=show_calls)
-        code, kept = run_and_keep(options, runs_dir or RUNS_DIR, html_path, typer.echo, note)
+        code, kept = run_and_keep(options, runs_dir, html_path, typer.echo, note)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)
     except LabFailure as error:
