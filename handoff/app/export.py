@@ -3,11 +3,18 @@ options checked first."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from handoff import inputs
 from handoff import scenario_files
+from handoff.errors import UserError
 from handoff.export import k8s
+
+# What a container image reference may hold (lower-case repository path, optional tag and
+# digest); anything else would make manifests a cluster rejects, or YAML of another shape.
+IMAGE = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
+                   r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+:[a-f0-9]{32,})?")
 
 
 def k8s_manifests(name: str, image: str, store: str | None, fact: str, topic: str, output: Path | None) -> str:
@@ -15,6 +22,9 @@ def k8s_manifests(name: str, image: str, store: str | None, fact: str, topic: st
     [chosen] = scenario_files.select([name])
     if store is not None:
         inputs.network_url(store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db")
+    if not IMAGE.fullmatch(image):
+        raise UserError(f"--image {image!r}: not an image reference (registry/name[:tag][@digest], no spaces or line "
+                        f"breaks), e.g. registry.example/copilot-handoff:standalone")
     if output is not None:
         inputs.writable_file(output, "--output", keep=tuple(p for p in (Path(name),) if p.is_file()))
     return k8s.render(chosen, k8s.manifests(chosen, image, inputs.fact(fact, topic), store), str(output or "FILE"))

@@ -55,6 +55,9 @@ def run_matrix(options: MatrixOptions, say: Say, note: Say) -> Executed:
     chosen = _chosen(options)
     remote = remote_hosts(options.hosts, chosen)
     _check_places(options)
+    if options.store is not None and not any(s.store == StoreKind.POSTGRES for s in chosen):
+        raise UserError("--store: none of the chosen scenarios keeps its sessions in a database, so it would go "
+                        "unused; choose a postgres scenario (e.g. cross-process-postgres) or leave --store out")
     jobs = ready_to_run(chosen, options.jobs, note)
     plan = terminal.plan(fact, len(chosen), jobs, backend)
     with Progress(chosen, fact, backend, on_start=lambda: say(plan)) as progress:
@@ -108,6 +111,8 @@ def remote_hosts(options: list[str], chosen: list[Scenario]) -> dict[str, SshTar
         if name not in known:
             raise UserError(f"--host {name}: no selected scenario has a host named {name!r} "
                             f"(hosts: {', '.join(sorted(known)) or 'none'})")
+        if name in remote:
+            raise UserError(f"--host {name}: given twice; one machine per host name")
         remote[name] = SshTarget.parse(name, url)
     return remote
 

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Callable
 
 from handoff.errors import UserError
+from handoff.eventlog import SESSION_STATE
 from handoff.fact import Fact
 from handoff.protocol import Backend
 from handoff.runtime_locator import PROJECT_ROOT
 from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
+from handoff.stores.homes import is_home
 
 DEFAULT_HOME = PROJECT_ROOT / ".state" / "lab-home"
 LOG_DIR = "handoff-lab"  # inside the home: the SDK's log and the witness's stderr
@@ -52,3 +54,14 @@ class LabOptions:
                 raise UserError(f"{option}: an id is {SAFE_ID_RULE} (it names a directory in the home)")
         if self.home.exists() and not self.home.is_dir():
             raise UserError(f"--home {self.home}: exists and is not a directory")
+        if self.resume_most_recent and not _holds_sessions(self.home):
+            # Said before the runtime starts: it would write its config and logs into the home first.
+            raise UserError(f"no stored sessions in {self.home} to resume: run `handoff lab` first, with the same --home")
+
+
+def _holds_sessions(home: Path) -> bool:
+    """Whether ``home``'s session-state/ has any session's directory in it."""
+    try:
+        return is_home(home) and any(entry.is_dir() for entry in (home / SESSION_STATE).iterdir())
+    except OSError:
+        return True  # not ours to judge: the runtime's list_sessions says what it finds

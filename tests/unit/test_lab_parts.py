@@ -43,6 +43,7 @@ def test_a_home_that_is_a_file_is_refused(tmp_path):
 
 
 def test_stable_and_generated_ids_pass(tmp_path):
+    (tmp_path / "session-state" / "sdklabs-0123456789abcdef").mkdir(parents=True)  # one to resume the most recent of
     for overrides in ({}, {"session_id": "analyst-demo"}, {"resume": "sdklabs-0123456789abcdef"}, {"resume_most_recent": True}):
         LabOptions(**{"backend": WITNESS, "fact": Fact(), "home": tmp_path, **overrides}).check()
 
