@@ -12,6 +12,7 @@ read the output went away (`| head`), so the verdicts' code could not be told.
 from __future__ import annotations
 
 import errno
+import os
 import sys
 
 import typer
@@ -33,12 +34,24 @@ class _CheckedArguments(TyperGroup):
     refused here, before any command reads its options."""
 
     def parse_args(self, context, args):
+        _columns_that_fit()
         try:
             inputs.arguments(list(args))
         except UserError as error:
             typer.echo(f"error: {error}", err=True)
             context.exit(2)
         return super().parse_args(context, args)
+
+
+NARROWEST = 40  # columns: below this no table, help or report of this tool can be read
+
+
+def _columns_that_fit() -> None:
+    """A COLUMNS no output fits in (0 printed nothing at all, 1 a character a line) is
+    left out, so the terminal's own width is used."""
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and not (columns.isdigit() and int(columns) >= NARROWEST):
+        del os.environ["COLUMNS"]
 
 
 app = typer.Typer(cls=_CheckedArguments, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,

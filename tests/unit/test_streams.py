@@ -32,3 +32,10 @@ def test_a_reader_that_went_away_is_exit_141_not_a_contradicted_verdict():
     finally:
         os.close(write_end)
     assert done.returncode == 141 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "wide"])
+def test_a_columns_no_output_fits_in_is_left_out(columns):
+    done = subprocess.run([sys.executable, "-m", "handoff", "run", "--help"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": columns})
+    assert done.returncode == 0 and "handoff run [OPTIONS]" in done.stdout and "--jobs" in done.stdout
