@@ -58,14 +58,14 @@ def _option_of(given: list[str], position: int) -> str | None:
 def writable_file(path: Path, option: str, keep: tuple[Path, ...] = ()) -> None:
     """``path`` can take the output when the command ends, and nothing is lost by it: an
     output is renamed into place, so what is there is replaced whole. So it must be a
-    regular file or nothing yet (not a directory, a device or a FIFO), in a directory
-    that takes a new file, and neither one of ``keep`` nor a file already inside one
-    (what the command reads: a scenario file, the stored runs). A link is written
-    through: the file it names is replaced, the link stays."""
-    target = Path(os.path.realpath(path))
-    if target.is_dir():
+    regular file, a link or nothing yet (not a directory, a device or a FIFO), in a
+    directory that takes a new file, and neither one of ``keep`` nor a file already
+    inside one (what the command reads: a scenario file, the stored runs). A link there
+    is replaced, never followed: one planted by someone else leads nowhere."""
+    target = Path(os.path.realpath(path.parent)) / path.name
+    if target.is_dir() and not target.is_symlink():
         raise UserError(f"{option} {path}: is a directory; give a file name")
-    if target.exists() and not target.is_file():
+    if os.path.lexists(target) and not (target.is_symlink() or target.is_file()):
         raise UserError(f"{option} {path}: is not a regular file (a device, a FIFO or a socket), and the output "
                         f"would replace it; give a file name (to see the output, leave {option} out)")
     for kept in keep:
@@ -75,7 +75,7 @@ def writable_file(path: Path, option: str, keep: tuple[Path, ...] = ()) -> None:
     parent = target.parent
     if not parent.is_dir():
         raise UserError(f"{option} {path}: the directory {path.parent} does not exist")
-    if target.exists() and not os.access(target, os.W_OK):
+    if target.is_file() and not target.is_symlink() and not os.access(target, os.W_OK):
         raise UserError(f"{option} {path}: cannot be written here (permission denied)")
     try:  # as in writable_directory (a full disk shows only when the file is written)
         os.unlink(_closed(tempfile.mkstemp(prefix=".handoff-probe-", dir=parent)))

@@ -17,13 +17,14 @@ from handoff.runs.record import RunRecord
 def write_atomically(path: Path, data: bytes) -> None:
     """A reader never sees a half-written file. The temporary file beside it is a new one
     of a name nobody can guess (made with O_EXCL: a link placed there is never followed),
-    and is gone whatever happens; only the file the user named is replaced (through a
-    link: the link stays), with the permissions it had (a new one: as the umask says)."""
-    path = Path(os.path.realpath(path))
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    and is gone whatever happens; only the path the user named is replaced (a link there
+    too, never followed), a file with the permissions it had (a new one: as the umask says)."""
+    was = path.lstat() if os.path.lexists(path) else None
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent or ".")
     try:
         with os.fdopen(descriptor, "wb") as out:
-            os.fchmod(out.fileno(), stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask())
+            kept = was is not None and stat.S_ISREG(was.st_mode)
+            os.fchmod(out.fileno(), stat.S_IMODE(was.st_mode) if kept else 0o666 & ~_umask())
             out.write(data)
         os.replace(temporary, path)
     except BaseException:

@@ -24,9 +24,11 @@ def test_a_new_file_gets_what_the_umask_allows(tmp_path):
     assert oct((tmp_path / "new.json").stat().st_mode & 0o777) == "0o640"
 
 
-def test_a_link_is_written_through_and_stays_a_link(tmp_path):
-    (tmp_path / "real.html").write_text("old")
-    (tmp_path / "link.html").symlink_to("real.html")
+def test_a_link_at_the_path_is_replaced_and_what_it_named_is_untouched(tmp_path):
+    """A link planted where the output goes must not redirect the write (the threat
+    model in docs/stores-and-security.md)."""
+    (tmp_path / "victim").write_text("keep me")
+    (tmp_path / "link.html").symlink_to("victim")
     write_atomically(tmp_path / "link.html", b"new")
-    assert (tmp_path / "link.html").is_symlink() and (tmp_path / "real.html").read_text() == "new"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "real.html"]
+    assert not (tmp_path / "link.html").is_symlink() and (tmp_path / "link.html").read_text() == "new"
+    assert (tmp_path / "victim").read_text() == "keep me"
