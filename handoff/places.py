@@ -77,7 +77,7 @@ def locate(where: str | None, default_home: Path, runs_root: Path) -> Place:
     try:
         return Run(load(where, runs_root))
     except UserError as error:
-        if "ambiguous" in str(error):
+        if not str(error).startswith("no stored run"):  # found, but ambiguous or unreadable: that is the answer
             raise
         raise UserError(f"{where}: no such file or directory, and no stored run by that id in {runs_root} "
                         f"(`handoff runs` lists them); {WHAT_TO_GIVE}") from None

@@ -291,6 +291,14 @@ def session_folder(t: Path) -> str:
     return str(write_session(t, "s", event("user.message", "2026-03-01T10:00:00Z", content="hi")))
 
 
+def unreadable_run(t: Path) -> str:
+    """A runs directory with one run whose record is not JSON: the error must name the
+    record, not say there is no such run."""
+    (t / "bad-runs" / "20260101T000000Z-badbad").mkdir(parents=True)
+    (t / "bad-runs" / "20260101T000000Z-badbad" / "run.json").write_text("{not json")
+    return str(t / "bad-runs")
+
+
 def runs_dir(t: Path) -> str:
     stored_run(t / "runs")
     return str(t / "runs")
@@ -303,6 +311,8 @@ BAD = {
     "nothing by that name": (lambda t: ["no-such-thing", "--runs-dir", str(t)],
                              "no-such-thing: no such file or directory, and no stored run by that id in"),
     "an empty name": (lambda t: [""], "WHERE is empty"),
+    "a stored run that cannot be read, by its id": (lambda t: ["20260101T000000Z-badbad", "--runs-dir",
+                                                               unreadable_run(t)], "is not a run record this version can read"),
     "another kind of URL": (lambda t: ["mysql://h/db"], "a store's scheme must be sqlite, postgres or postgresql"),
     "a SQLite file without a registry": (lambda t: [sqlite_file(t)], "without a session registry"),
     "one session's folder": (lambda t: [session_folder(t)], "is one session's directory (it holds events.jsonl): "
