@@ -83,6 +83,9 @@ def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: 
         token_env = next((name for name in TOKEN_VARIABLES if environ.get(name, "").strip()), None)
         if token_env is None:
             raise UserError(f"--backend copilot needs a GitHub token: {TOKEN_HINT}")
+        if not _header_safe(environ[token_env]):  # not echoed: it is the token
+            raise UserError(f"${token_env}: the token in it holds a space, a line break, a control character or "
+                            f"bytes that are not UTF-8, which no HTTP header can carry; set it to the token alone")
         return Backend(COPILOT, model or DEFAULT_COPILOT_MODEL, token_env=token_env)
     if not provider_url:
         raise UserError(f"--backend {OPENAI_COMPATIBLE} needs --provider-url, e.g. http://localhost:11434/v1 for Ollama")
@@ -95,11 +98,21 @@ def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: 
             raise UserError("--api-key-env takes the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key")
         if not environ.get(api_key_env):
             raise UserError(f"--api-key-env {api_key_env}: that variable is not set or empty")
-        if not one_line(environ[api_key_env]) or any(c.isspace() for c in environ[api_key_env].strip()):
+        if not _header_safe(environ[api_key_env]):
             # Not echoed either: it is the key.
             raise UserError(f"--api-key-env {api_key_env}: the key in it holds a space, a line break or a control "
                             f"character, which no HTTP header can carry; set it to the key alone")
     return Backend(OPENAI_COMPATIBLE, model, provider_url=provider_url.rstrip("/"), api_key_env=api_key_env)
+
+
+def _header_safe(secret: str) -> bool:
+    """A key or token an HTTP header can carry: one line of UTF-8 with no space inside
+    (spaces around it are dropped, as the header is built)."""
+    try:
+        secret.encode()
+    except UnicodeEncodeError:
+        return False
+    return one_line(secret) and not any(character.isspace() for character in secret.strip())
 
 
 def preflight(backend: Backend, environ: Mapping[str, str] | None = None, timeout: float = 5.0) -> None:

@@ -36,6 +36,8 @@ class _CheckedArguments(TyperGroup):
     def parse_args(self, context, args):
         _columns_that_fit()
         try:
+            inputs.current_directory()
+            inputs.environment()
             inputs.arguments(list(args))
         except UserError as error:
             typer.echo(f"error: {error}", err=True)

@@ -25,6 +25,8 @@ def temporary_directory() -> None:
     given = os.environ.get("TMPDIR")
     if not given:
         return
+    if os.path.exists(given) and not os.path.isdir(given):
+        raise UserError(f"TMPDIR={given}: is not a directory; give a directory, or unset TMPDIR")
     if not os.path.isdir(given):
         raise UserError(f"TMPDIR={given}: no such directory; create it, or unset TMPDIR")
     if not os.access(given, os.W_OK | os.X_OK):
@@ -46,6 +48,38 @@ def arguments(given: list[str]) -> None:
             raise UserError(f"{named}: the value is empty; give one, or leave the option out")
 
 
+# Variables the tool or the runtime reads as paths. A relative one means another place in
+# every process that starts elsewhere (a worker in its host's directory); the runtime
+# needs them in UTF-8 (they go into JSON-RPC and the run's record).
+PATH_VARIABLES = {"HOME": True, "XDG_CACHE_HOME": True, "XDG_CONFIG_HOME": True, "XDG_STATE_HOME": True,
+                  "TMPDIR": True, "COPILOT_CLI_PATH": False, "HANDOFF_RUNS_DIR": False}  # name: must be absolute
+
+
+def environment() -> None:
+    """The path variables above, where set: UTF-8 text, and absolute where a relative one
+    would move with the current directory."""
+    for name, absolute in PATH_VARIABLES.items():
+        value = os.environ.get(name)
+        if not value:
+            continue
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            shown = value.encode(errors="surrogateescape").decode(errors="backslashreplace")
+            raise UserError(f"{name}={shown}: is not UTF-8 text; give a path in UTF-8, or unset it") from None
+        if absolute and not os.path.isabs(value):
+            raise UserError(f"{name}={value}: is a relative path, which means another place in each process that "
+                            f"starts elsewhere; give an absolute path, or unset it")
+
+
+def current_directory() -> None:
+    """The current directory still exists: every relative path is read against it."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise UserError("the current directory has been removed; cd to one that exists") from None
+
+
 def _option_of(given: list[str], position: int) -> str | None:
     """The option a value belongs to: the one before it (``--home X``) or its own name (``--home=X``)."""
     argument = given[position]
@@ -55,14 +89,17 @@ def _option_of(given: list[str], position: int) -> str | None:
     return before if before.startswith("-") and "=" not in before and before != "--" else None
 
 
-def writable_file(path: Path, option: str, keep: tuple[Path, ...] = ()) -> None:
+def writable_file(path: Path, option: str, keep: tuple[Path, ...] = (), appended: bool = False) -> None:
     """``path`` can take the output when the command ends, and nothing is lost by it: an
     output is renamed into place, so what is there is replaced whole. So it must be a
     regular file, a link or nothing yet (not a directory, a device or a FIFO), in a
     directory that takes a new file, and neither one of ``keep`` nor a file already
     inside one (what the command reads: a scenario file, the stored runs). A link there
-    is replaced, never followed: one planted by someone else leads nowhere."""
+    is replaced, never followed: one planted by someone else leads nowhere. (``appended``:
+    the file is added to, not replaced, so a link there is refused instead.)"""
     target = Path(os.path.realpath(path.parent)) / path.name
+    if appended and target.is_symlink():
+        raise UserError(f"{option} {path}: is a link, and a link is never followed; give the file itself")
     if target.is_dir() and not target.is_symlink():
         raise UserError(f"{option} {path}: is a directory; give a file name")
     if os.path.lexists(target) and not (target.is_symlink() or target.is_file()):
@@ -71,7 +108,8 @@ def writable_file(path: Path, option: str, keep: tuple[Path, ...] = ()) -> None:
     for kept in keep:
         kept = Path(os.path.realpath(kept))
         if target == kept or (kept in target.parents and target.exists()):
-            raise UserError(f"{option} {path}: would overwrite {kept}, which this command reads; give another path")
+            raise UserError(f"{option} {path}: would overwrite {'a file under ' if target != kept else ''}{kept}, "
+                            f"which the tool reads; give another path")
     parent = target.parent
     if not parent.is_dir():
         raise UserError(f"{option} {path}: the directory {path.parent} does not exist")

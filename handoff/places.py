@@ -84,7 +84,11 @@ def locate(where: str | None, default_home: Path, runs_root: Path) -> Place:
 
 
 def _store_url(url: str) -> str:
-    scheme = urlsplit(url).scheme
+    try:
+        scheme = urlsplit(url).scheme
+    except ValueError:  # a bracketed host that is no IPv6 address
+        raise UserError(f"{redacted(url)}: not a URL that can be read ([...] must hold an IPv6 address); "
+                        f"{WHAT_TO_GIVE}") from None
     if scheme in ("postgres", "postgresql"):
         inputs.network_url(url, "store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",
                            needs_host=False)

@@ -11,6 +11,7 @@ from typing import Any
 
 from handoff.errors import UserError
 from handoff.faults.kinds import AFTER_STEP, KINDS, Needs
+from handoff.inputs import one_line
 from handoff.scenario import AFTER, LEASE_EXPIRED, TAGS, FaultPlan, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 from handoff.scenario_fields import Fields, read_text
@@ -124,7 +125,20 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
                      next((s for s in reversed(earlier) if s.host == step.host), None))
     _step_rules(read, step, scenario_id)
+    if not earlier:
+        _first_step_rules(read, step, scenario_id)
     return step
+
+
+def _first_step_rules(read: Fields, step: Step, scenario_id: str | None) -> None:
+    """What the first step cannot do: take what no step before it made."""
+    if step.home == HomeKind.COPIED:
+        raise read.fail("home", "is 'copied' on the first step: it copies the previous step's home, and there is none")
+    opening = next((a for a in step.actions if a in OPENING_ACTIONS or a == Action.MINT), None)
+    if opening == Action.RESUME and step.session == StepSession.PASSED and scenario_id is None:
+        raise read.fail("session", "is 'passed' (the default), but the first step has no earlier step to pass it an "
+                                   "id to resume: create one first, set session = \"unknown\" to resume an id nobody "
+                                   "made, or give the scenario a session_id")
 
 
 def _actions(read: Fields) -> tuple[str, ...]:
@@ -333,6 +347,11 @@ def load(path: Path) -> Scenario:
     tags = read.get("tags", list, [])
     if any(tag not in TAGS for tag in tags):
         raise read.fail("tags", f"may hold {', '.join(TAGS)}, got {tags!r}")
+    for field in ("title", "proves", "does_not_prove"):
+        if not read.get(field, str).strip():
+            raise read.fail(field, "is empty: every scenario says what it is and what it does and does not prove")
+    if not one_line(read.get("title", str)):
+        raise read.fail("title", "must be one line (it heads the scenario's rows and sections)")
     return Scenario(
         name=path.stem,
         title=read.get("title", str),
@@ -403,6 +422,10 @@ def select(names: list[str], directory: Path = SCENARIO_DIR, tags: tuple[str, ..
         else:
             choices = ", ".join(known) or "(none found)"
             raise UserError(f"unknown scenario {name!r}: choose from {choices}, or give a path to a .toml file")
+    stems = [p.stem for p in paths]
+    twice = next((stem for stem in stems if stems.count(stem) > 1), None)
+    if twice:  # its rows, its directories and diff's matching are all by name
+        raise UserError(f"scenario '{twice}' is named twice (by name or by a file of that name); name it once")
     loaded = [load(p) for p in paths]
     if not names:
         loaded = [s for s in loaded if set(s.tags) <= set(tags)]

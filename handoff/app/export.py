@@ -8,6 +8,7 @@ from pathlib import Path
 
 from handoff import inputs
 from handoff import scenario_files
+from handoff.app.outputs import read_by_the_tool
 from handoff.errors import UserError
 from handoff.export import k8s
 
@@ -26,5 +27,5 @@ def k8s_manifests(name: str, image: str, store: str | None, fact: str, topic: st
         raise UserError(f"--image {image!r}: not an image reference (registry/name[:tag][@digest], no spaces or line "
                         f"breaks), e.g. registry.example/copilot-handoff:standalone")
     if output is not None:
-        inputs.writable_file(output, "--output", keep=tuple(p for p in (Path(name),) if p.is_file()))
+        inputs.writable_file(output, "--output", keep=read_by_the_tool(None, *(p for p in (Path(name),) if p.is_file())))
     return k8s.render(chosen, k8s.manifests(chosen, image, inputs.fact(fact, topic), store), str(output or "FILE"))

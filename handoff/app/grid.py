@@ -7,6 +7,7 @@ from pathlib import Path
 
 from handoff import inputs
 from handoff.app.execute import Executed, Plan, Say, execute, ready_to_run
+from handoff.app.outputs import read_by_the_tool
 from handoff.coordinator.services import RunSettings
 from handoff.skew import grid
 from handoff.words import Command
@@ -19,7 +20,7 @@ def run_grid(runtimes: list[str], sdks: list[str], fact: str, topic: str, jobs: 
     runtimes, sdks = grid.chosen_versions(runtimes, sdks)
     cells = grid.plan(grid.pairs(runtimes, sdks))
     if json_path is not None:
-        inputs.writable_file(json_path, "--json")
+        inputs.writable_file(json_path, "--json", keep=read_by_the_tool(runs_dir))
     inputs.writable_directory(runs_dir, "--runs-dir")
     jobs = ready_to_run(cells, jobs, note)
     note(f"{len(cells)} cells: runtime {', '.join(runtimes)} × SDK {', '.join(sdks)}, both ways, {jobs} at a time ...")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from handoff import backends, inputs
 from handoff.app.execute import Executed, Say, keep
-from handoff.app.outputs import write_html
+from handoff.app.outputs import read_by_the_tool, write_html
 from handoff.lab.calls import created_by
 from handoff.lab.options import DEFAULT_HOME, LabOptions
 from handoff.lab.runner import run_lab
@@ -22,7 +22,7 @@ def lab_options(backend: str, model: str | None, provider_url: str | None, api_k
     resume, resume_most_recent, third_turn, show_calls, which the lab checks itself)."""
     chosen = backends.choose(backend, model, provider_url, api_key_env)
     if html_path is not None:
-        inputs.writable_file(html_path, "--html", keep=(runs_dir,))
+        inputs.writable_file(html_path, "--html", keep=read_by_the_tool(runs_dir))
     inputs.writable_directory(runs_dir, "--runs-dir")
     return LabOptions(chosen, inputs.fact(fact, topic), home or DEFAULT_HOME, **choices)
 

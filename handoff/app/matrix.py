@@ -10,6 +10,7 @@ from pathlib import Path
 from handoff import backends, inputs
 from handoff import scenario_files
 from handoff.app.execute import Executed, Plan, Say, execute, ready_to_run
+from handoff.app.outputs import read_by_the_tool
 from handoff.coordinator.services import RunSettings
 from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
@@ -85,7 +86,7 @@ def _check_places(options: MatrixOptions) -> None:
     if options.store is not None:
         inputs.network_url(options.store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",
                            needs_host=False)
-    read = (options.runs_dir, *(Path(name) for name in options.names if Path(name).is_file()))
+    read = read_by_the_tool(options.runs_dir, *(Path(name) for name in options.names if Path(name).is_file()))
     for path, option in ((options.json_path, "--json"), (options.html_path, "--html")):
         if path is not None:
             inputs.writable_file(path, option, keep=read)

@@ -12,6 +12,14 @@ from typing import Callable
 from handoff.checker.verdicts import RunJudgement
 from handoff.report import formats
 from handoff.runs.record import RunRecord
+from handoff.runs.store import RUNS_DIR
+from handoff.scenario_files import SCENARIO_DIR
+
+
+def read_by_the_tool(runs_dir: Path | None = None, *given: Path) -> tuple[Path, ...]:
+    """What no output may replace (inputs.writable_file's ``keep``): the scenarios, the
+    stored runs (the default ones and ``runs_dir``) and the files the command was given."""
+    return (SCENARIO_DIR, RUNS_DIR, *([runs_dir] if runs_dir else []), *given)
 
 
 def write_atomically(path: Path, data: bytes) -> None:

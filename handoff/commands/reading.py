@@ -10,7 +10,7 @@ import typer
 
 from handoff import inputs
 from handoff import scenario_files
-from handoff.app.outputs import write_atomically, write_html
+from handoff.app.outputs import read_by_the_tool, write_atomically, write_html
 from handoff.checker.verdicts import ExitCode
 from handoff.commands.common import FormatOption, RunsDirOption, WideOption, fail, note
 from handoff.errors import UserError
@@ -74,7 +74,7 @@ def report_run(
         if kind not in tuple(Command):
             raise UserError(f"--kind {kind}: choose one of {', '.join(Command)}")
         if output is not None:
-            inputs.writable_file(output, "--output", keep=(runs_dir or RUNS_DIR, *_as_path(run_ref)))
+            inputs.writable_file(output, "--output", keep=read_by_the_tool(runs_dir, *_as_path(run_ref)))
         done = judged_again(run_ref, runs_dir or RUNS_DIR, kind)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)

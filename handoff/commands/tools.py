@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from handoff import inputs
-from handoff.app.outputs import write_atomically
+from handoff.app.outputs import read_by_the_tool, write_atomically
 from handoff.checker.verdicts import ExitCode
 from handoff.commands.common import EngineOption, FactOption, TopicOption, fail, note
 from handoff.errors import UserError
@@ -26,7 +26,7 @@ def witness(
 
     if evidence is not None:
         try:
-            inputs.writable_file(evidence, "--evidence")
+            inputs.writable_file(evidence, "--evidence", keep=read_by_the_tool(), appended=True)
         except UserError as error:
             raise fail(str(error), ExitCode.BAD_INPUT)
     raise typer.Exit(serve(host, port, evidence))

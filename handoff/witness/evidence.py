@@ -6,6 +6,7 @@ serves HTTP, so a run's record can hold evidence without the server's module."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -56,9 +57,11 @@ class EvidenceLog:
         if self._path is None:
             return
         line = json.dumps(asdict(evidence), ensure_ascii=False) + "\n"
-        with self._lock, self._path.open("a", encoding="utf-8") as log:
-            log.write(line)
-            log.flush()
+        with self._lock:
+            # O_NOFOLLOW: a link put in the file's place is an error, never a way to append elsewhere
+            descriptor = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+            with os.fdopen(descriptor, "a", encoding="utf-8") as log:
+                log.write(line)
 
 
 def read_evidence(path: Path) -> list[Evidence]:

@@ -176,6 +176,7 @@ def test_resume_most_recent_with_nothing_stored_is_bad_input(tmp_path):
 
 
 def test_unknown_id_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "session-state").mkdir()  # a Copilot home without that id: the runtime's answer is shown
     done = lab(tmp_path, "--resume", "never-created-id")
     assert done.returncode == 2
     assert done.stdout == ""

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from handoff import leftovers, owners
 from handoff.cli import app
+from handoff.scenario_files import SCENARIO_DIR
 
 SCENARIO = """title = "t"
 proves = "p"
@@ -43,6 +44,18 @@ def named_file(tmp_path: Path, name: str) -> str:
     path = tmp_path / name
     path.write_text(SCENARIO.format(top="", step=""))
     return str(path)
+
+
+def first_step(tmp_path: Path, fields: str) -> str:
+    """A scenario of one step with these fields (its name aside)."""
+    return scenario_file(tmp_path, raw=f'title = "t"\nproves = "p"\ndoes_not_prove = "d"\n[[steps]]\nname = "A"\n'
+                                       f'{fields}\n'.encode())
+
+
+def link_to(tmp_path: Path, name: str) -> str:
+    (tmp_path / name).write_text("keep me")
+    (tmp_path / "link").symlink_to(tmp_path / name)
+    return str(tmp_path / "link")
 
 
 def stored_run(tmp_path: Path) -> str:
@@ -145,8 +158,29 @@ CASES = {
     "scenario path that is a directory": (lambda t: ["run", str(t)], "is a directory; give a scenario's .toml file"),
     "scenario path that is a FIFO": (lambda t: ["export", "k8s", fifo(t)], "is not a regular file"),
     "scenario path that is not there": (lambda t: ["run", str(t / "typo.toml")], "typo.toml: no such file"),
+    "lab resume in a place that is no Copilot home": (lambda t: ["lab", "--home", str(t), "--resume", "sdklabs-1"],
+                                                      "is no Copilot home"),
     "lab resume-most-recent in a home with none": (lambda t: ["lab", "--home", str(t), "--resume-most-recent"],
                                                    "no stored sessions in"),
+    "a scenario named twice": (lambda t: ["run", "cross-process", "cross-process"], "is named twice"),
+    "a first step that resumes what nobody made": (lambda t: ["run", first_step(t, 'actions = ["resume", "ask"]\n'
+                                                                                   'expect = "kept"')],
+                                                   "the first step has no earlier step"),
+    "a first step that copies a home": (lambda t: ["run", first_step(t, 'actions = ["create", "tell", "close"]\n'
+                                                                        'home = "copied"')],
+                                        "is 'copied' on the first step"),
+    "an empty title": (lambda t: ["run", scenario_file(t, raw=SCENARIO.format(top="", step="").replace(
+        'title = "t"', 'title = "  "').encode())], "field 'title' is empty"),
+    "a title over two lines": (lambda t: ["run", scenario_file(t, raw=SCENARIO.format(top="", step="").replace(
+        'title = "t"', 'title = "a\\u2028b"').encode())], "field 'title' must be one line"),
+    "export over a scenario named by name": (lambda t: ["export", "k8s", "cross-process", "-o",
+                                                        str(SCENARIO_DIR / "cross-process.toml")], "which the tool reads"),
+    "skew json over a stored run": (lambda t: ["skew", "--runs-dir", str(t), "--json", stored_run(t)],
+                                    "which the tool reads"),
+    "witness evidence through a link": (lambda t: ["witness", "--evidence", link_to(t, "victim")],
+                                        "a link is never followed"),
+    "sessions of a URL with a broken IPv6 host": (lambda t: ["sessions", "list", "postgresql://u@[::1/db"],
+                                                  "must hold an IPv6 address"),
     "a host given twice": (lambda t: ["run", "cross-machine-ssh", "--host", "b=ssh://root@h1", "--host",
                                       "b=ssh://root@h2"], "--host b: given twice"),
     "a store no chosen scenario uses": (lambda t: ["run", "cross-process", "--store", "postgresql://u@h/db"],
@@ -163,13 +197,13 @@ CASES = {
     "json onto a device": (lambda t: ["run", "same-process", "--json", "/dev/null"], "is not a regular file"),
     "json onto a FIFO": (lambda t: ["run", "same-process", "--json", fifo(t)], "is not a regular file"),
     "json over the scenario it runs": (lambda t: ["run", scenario_file(t), "--json", str(t / "bad.toml")],
-                                       "which this command reads"),
+                                       "which the tool reads"),
     "json and html in one file": (lambda t: ["run", "same-process", "--json", str(t / "r"), "--html", str(t / "r")],
                                   "--json and --html name the same file"),
     "report over a stored run": (lambda t: ["report", "x", "--runs-dir", str(t), "-o", stored_run(t)],
-                                 "which this command reads"),
+                                 "which the tool reads"),
     "export over its scenario": (lambda t: ["export", "k8s", scenario_file(t), "-o", str(t / "bad.toml")],
-                                 "which this command reads"),
+                                 "which the tool reads"),
     "output where no file can be made": (lambda t: ["export", "k8s", "same-process", "-o", "/proc/version"],
                                          "no file can be made in /proc"),
     "witness evidence where no file can be made": (lambda t: ["witness", "--evidence", "/proc/version"],
@@ -200,8 +234,13 @@ def not_a_runtime(tmp_path: Path) -> dict[str, str]:
     return {"COPILOT_CLI_PATH": str(fake)}
 
 
-# (the environment given the test's tmp_path, a piece of the message)
+# (the environment given the test's tmp_path, a piece of the message[, more arguments])
 ENVIRONMENTS = {
+    "a relative HOME": (lambda t: {"HOME": "relhome"}, "HOME=relhome: is a relative path"),
+    "a runs directory not in UTF-8": (lambda t: {"HANDOFF_RUNS_DIR": "/tmp/x\udcff"}, "is not UTF-8 text"),
+    "a TMPDIR that is a file": (lambda t: {"TMPDIR": "/etc/hostname"}, "TMPDIR=/etc/hostname: is not a directory"),
+    "a Copilot token on two lines": (lambda t: {"COPILOT_GITHUB_TOKEN": "abc\ndef"}, "no HTTP header can carry",
+                                     ("--backend", "copilot")),
     "no setpriv on the PATH": (lambda t: {"PATH": str(t)}, "setpriv is not on the PATH"),
     "COPILOT_CLI_PATH at something that is not a runtime": (not_a_runtime, "does not answer `--version`"),
 }
@@ -211,10 +250,11 @@ ENVIRONMENTS = {
 @pytest.mark.parametrize("case", ENVIRONMENTS, ids=list(ENVIRONMENTS))
 def test_an_environment_the_run_cannot_work_in_is_bad_input_before_anything_starts(tmp_path, monkeypatch, command,
                                                                                    case):
-    environment, says = ENVIRONMENTS[case]
+    environment, says, *more = ENVIRONMENTS[case]
     for name, value in environment(tmp_path).items():
         monkeypatch.setenv(name, value)
-    result = CliRunner().invoke(app, [part.format(home=tmp_path / "home") for part in command])
+    extra = list(more[0]) if more else []
+    result = CliRunner().invoke(app, [part.format(home=tmp_path / "home") for part in command] + extra)
     assert result.exit_code == 2, result.output
     assert says in result.output
     assert leftovers.find(of=os.getpid()) == [] and not (tmp_path / "home").exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +40,13 @@ def test_a_columns_no_output_fits_in_is_left_out(columns):
     done = subprocess.run([sys.executable, "-m", "handoff", "run", "--help"], capture_output=True, text=True,
                           env={**os.environ, "COLUMNS": columns})
     assert done.returncode == 0 and "handoff run [OPTIONS]" in done.stdout and "--jobs" in done.stdout
+
+
+def test_a_current_directory_that_was_removed_is_bad_input(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    done = subprocess.run(["sh", "-c", f"cd {gone} && rmdir {gone} && exec {sys.executable} -m handoff export k8s "
+                                       f"cross-process -o rel.yaml"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 2 and "the current directory has been removed" in done.stderr
+    assert "internal error" not in done.stderr
