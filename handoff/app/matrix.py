@@ -15,6 +15,7 @@ from handoff.coordinator.services import RunSettings
 from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
 from handoff.hosts.ssh import SshTarget
+from handoff.stores import database
 from handoff.protocol import WITNESS
 from handoff.report import terminal
 from handoff.report.progress import Progress
@@ -59,6 +60,11 @@ def run_matrix(options: MatrixOptions, say: Say, note: Say) -> Executed:
     if options.store is not None and not any(s.store == StoreKind.POSTGRES for s in chosen):
         raise UserError("--store: none of the chosen scenarios keeps its sessions in a database, so it would go "
                         "unused; choose a postgres scenario (e.g. cross-process-postgres) or leave --store out")
+    if options.store is not None:  # reached once now, or every scenario on it would crash after the plan
+        try:
+            database.connect(options.store).close()
+        except UserError as error:
+            raise UserError(f"--store: {error}") from None
     jobs = ready_to_run(chosen, options.jobs, note)
     plan = terminal.plan(fact, len(chosen), jobs, backend)
     with Progress(chosen, fact, backend, on_start=lambda: say(plan)) as progress:

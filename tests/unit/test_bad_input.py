@@ -181,6 +181,8 @@ CASES = {
                                         "a link is never followed"),
     "sessions of a URL with a broken IPv6 host": (lambda t: ["sessions", "list", "postgresql://u@[::1/db"],
                                                   "must hold an IPv6 address"),
+    "a store nobody answers at": (lambda t: ["run", "cross-process-postgres", "--store", "postgresql://u@127.0.0.1:1/db"],
+                                  "--store: cannot connect to PostgreSQL at 127.0.0.1:1"),
     "a host given twice": (lambda t: ["run", "cross-machine-ssh", "--host", "b=ssh://root@h1", "--host",
                                       "b=ssh://root@h2"], "--host b: given twice"),
     "a store no chosen scenario uses": (lambda t: ["run", "cross-process", "--store", "postgresql://u@h/db"],
