@@ -55,7 +55,8 @@ def serve(host: str, port: int, evidence: Path | None, api_key: str | None = Non
         return 2
     signal.signal(signal.SIGTERM, _stop)
     bound_host, bound_port = server.server_address[:2]
-    print(f"Listening: http://{bound_host}:{bound_port}", flush=True)
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    print(f"Listening: http://{shown}:{bound_port}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import json
 import re
+import socket
 import threading
 import time
 import uuid
@@ -348,6 +349,17 @@ def make_server(host: str, port: int, evidence_path: Path | None, api_key: str |
     handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key,
                                                    "upstream": upstream, "holds": ResponseHolds(),
                                                    "run_token": run_token})
-    server = ThreadingHTTPServer((host, port), handler)
+    host = host.removeprefix("[").removesuffix("]")  # an IPv6 address as a URL writes it
+    server = type("WitnessServer", (ThreadingHTTPServer,), {"address_family": _family(host)})((host, port), handler)
     server.daemon_threads = True
     return server
+
+
+def _family(host: str) -> socket.AddressFamily:
+    """IPv6 for an address or name that has only an IPv6 form (``::1``), else IPv4, which
+    ThreadingHTTPServer assumes. A name that does not resolve fails at bind, saying so."""
+    try:
+        found = {entry[0] for entry in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)}
+    except (socket.gaierror, UnicodeError):
+        return socket.AF_INET
+    return socket.AF_INET if socket.AF_INET in found or not found else socket.AF_INET6

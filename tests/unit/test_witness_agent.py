@@ -223,3 +223,16 @@ def test_the_record_keeps_the_apps_note_and_the_working_directory_the_system_pro
     assert (evidence.app_note, evidence.working_directory) == ("first", "/h/workdir-first")
     bare, _ = witness({"messages": [user(FACT.question_prompt)]}, fact_header())
     assert (bare.app_note, bare.working_directory) == (None, None)
+
+
+@pytest.mark.parametrize("host", ["::1", "[::1]"])
+def test_the_witness_listens_on_an_ipv6_address_as_given(host):
+    served = make_server(host, 0, None)
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with urllib.request.urlopen(f"http://[::1]:{served.server_address[1]}/v1/models", timeout=5) as answer:
+            assert answer.status == 200
+    finally:
+        served.shutdown()
+        served.server_close()
