@@ -93,6 +93,8 @@ app.command()(tools.doctor)
 def main() -> None:
     if sys.stdout is None or sys.stderr is None:  # started with >&- or 2>&-
         _refuse_closed_streams()
+    for stream in (sys.stdout, sys.stderr):  # a fact the terminal's encoding lacks (PYTHONIOENCODING=ascii) shows escaped
+        stream.reconfigure(errors="backslashreplace")
     try:
         app()
     except SystemExit as done:

@@ -200,6 +200,7 @@ def _port_problem(error: ValueError) -> str:
 
 
 MAX_FACT_LENGTH = 200
+JOINERS = "\u200c\u200d"  # zero-width (non-)joiners: some scripts and emoji need them to be written at all
 
 
 def one_line(text: str) -> bool:
@@ -218,6 +219,10 @@ def fact(value: str, topic: str) -> Fact:
             raise UserError(f"{option} must not be empty")
         if not one_line(text):
             raise UserError(f"{option}: must be one line of text, without line breaks or control characters")
+        hidden = next((c for c in text if unicodedata.category(c) == "Cf" and c not in JOINERS), None)
+        if hidden:  # a zero-width space, a bidi override: every table would show the value other than it is
+            raise UserError(f"{option}: holds the invisible formatting character U+{ord(hidden):04X}; give the text "
+                            f"without it")
         if len(text) > MAX_FACT_LENGTH:
             raise UserError(f"{option}: at most {MAX_FACT_LENGTH} characters, got {len(text)}")
     chosen = Fact(value, topic)

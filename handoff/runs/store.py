@@ -105,6 +105,9 @@ def _resolve(reference: str | None, root: Path) -> Path:
         return given.parent
     if given.is_dir() and (given / RECORD).is_file():
         return given
+    if given.is_dir() and os.path.lexists(given / RECORD):  # never opened: a FIFO would block the reader
+        raise UserError(f"{given / RECORD}: is not a regular file (a directory, a FIFO, a device or a link to one), "
+                        f"so it is no run record")
     matches = [run_id for run_id in run_ids(root) if run_id.startswith(reference) or run_id.endswith(reference)]
     if len(matches) == 1:
         return root / matches[0]

@@ -221,3 +221,13 @@ def test_a_run_in_a_deep_tmpdir_works_and_leaves_nothing_there(tmp_path):
                           timeout=300, env={**os.environ, "TMPDIR": str(scratch)})
     assert done.returncode == 0, done.stderr
     assert sorted(path.name for path in scratch.iterdir()) == []
+
+
+def test_a_fact_the_output_s_encoding_lacks_is_shown_escaped_and_the_run_judged(tmp_path):
+    """PYTHONIOENCODING=ascii (or a C locale's terminal) cannot write 'Ü': the run still
+    runs, judges and says so, the fact shown escaped; it was an internal error, exit 3."""
+    done = subprocess.run([sys.executable, "-m", "handoff", "run", "same-process", "--fact", "Ü", "--jobs", "1",
+                           "--runs-dir", str(tmp_path)], capture_output=True, text=True, errors="replace",
+                          env={**os.environ, "PYTHONIOENCODING": "ascii"}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Fact to remember: '\\xdc'" in done.stdout and "internal error" not in done.stderr

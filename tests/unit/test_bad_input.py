@@ -147,6 +147,8 @@ CASES = {
     "model with a line break": (lambda t: ["run", "cross-process", "--model", "a\nb"], "--model: must be one line"),
     "fact with a line separator": (lambda t: ["run", "same-process", "--fact", "At\u2028Risk"],
                                    "--fact: must be one line"),
+    "fact with a zero-width space": (lambda t: ["run", "same-process", "--fact", "At\u200bRisk"], "U+200B"),
+    "topic with a bidi override": (lambda t: ["run", "same-process", "--topic", "abc\u202edef"], "U+202E"),
     "fact with a next-line character": (lambda t: ["lab", "--home", str(t), "--fact", "At\x85Risk"],
                                         "--fact: must be one line"),
     "keep where nothing can be made": (lambda t: ["run", "same-process", "--keep", "/proc/keep"],

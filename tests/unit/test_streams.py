@@ -50,3 +50,4 @@ def test_a_current_directory_that_was_removed_is_bad_input(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert done.returncode == 2 and "the current directory has been removed" in done.stderr
     assert "internal error" not in done.stderr
+
