@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import stat
 import tempfile
 import unicodedata
 from pathlib import Path
@@ -93,9 +94,9 @@ def writable_file(path: Path, option: str, keep: tuple[Path, ...] = (), appended
     """``path`` can take the output when the command ends, and nothing is lost by it: an
     output is renamed into place, so what is there is replaced whole. So it must be a
     regular file, a link or nothing yet (not a directory, a device or a FIFO), in a
-    directory that takes a new file, and neither one of ``keep`` nor a file already
-    inside one (what the command reads: a scenario file, the stored runs). A link there
-    is replaced, never followed: one planted by someone else leads nowhere. (``appended``:
+    directory that takes a new file, and none of the files in ``keep`` (what the tool
+    reads: the scenarios, the stored runs' records). A link there is replaced, never
+    followed: one planted by someone else leads nowhere. (``appended``:
     the file is added to, not replaced, so a link there is refused instead.)"""
     target = Path(os.path.realpath(path.parent)) / path.name
     if appended and target.is_symlink():
@@ -105,14 +106,14 @@ def writable_file(path: Path, option: str, keep: tuple[Path, ...] = (), appended
     if os.path.lexists(target) and not (target.is_symlink() or target.is_file()):
         raise UserError(f"{option} {path}: is not a regular file (a device, a FIFO or a socket), and the output "
                         f"would replace it; give a file name (to see the output, leave {option} out)")
-    for kept in keep:
-        kept = Path(os.path.realpath(kept))
-        if target == kept or (kept in target.parents and target.exists()):
-            raise UserError(f"{option} {path}: would overwrite {'a file under ' if target != kept else ''}{kept}, "
-                            f"which the tool reads; give another path")
+    if any(target == Path(os.path.realpath(kept)) for kept in keep):
+        raise UserError(f"{option} {path}: would overwrite {target}, which the tool reads; give another path")
     parent = target.parent
     if not parent.is_dir():
         raise UserError(f"{option} {path}: the directory {path.parent} does not exist")
+    if os.path.lexists(target) and _sticky_elsewhere(target):
+        raise UserError(f"{option} {path}: belongs to another user, in a directory where only its owner may replace "
+                        f"it (sticky, as /tmp is); give another path")
     if target.is_file() and not target.is_symlink() and not os.access(target, os.W_OK):
         raise UserError(f"{option} {path}: cannot be written here (permission denied)")
     try:  # as in writable_directory (a full disk shows only when the file is written)
@@ -125,6 +126,15 @@ def writable_file(path: Path, option: str, keep: tuple[Path, ...] = (), appended
 def _closed(made: tuple[int, str]) -> str:
     os.close(made[0])
     return made[1]
+
+
+def _sticky_elsewhere(entry: Path) -> bool:
+    """Whether the rename that replaces ``entry`` would be refused: its directory is
+    sticky and neither it nor the directory is ours (root may replace anything)."""
+    me = os.geteuid()
+    directory = entry.parent.stat()
+    return (me != 0 and bool(directory.st_mode & stat.S_ISVTX) and entry.lstat().st_uid != me
+            and directory.st_uid != me)
 
 
 def distinct_outputs(outputs: dict[str, Path]) -> None:
@@ -200,7 +210,10 @@ def _port_problem(error: ValueError) -> str:
 
 
 MAX_FACT_LENGTH = 200
-JOINERS = "\u200c\u200d"  # zero-width (non-)joiners: some scripts and emoji need them to be written at all
+# Characters that make a value show other than it is: zero-width spaces and joiners of
+# words, a byte order mark, and the bidi embeddings, overrides and isolates. (Other
+# formatting characters, such as the joiners emoji and some scripts need, are fine.)
+HIDDEN = frozenset("\u200b\u2060\ufeff" + "".join(map(chr, range(0x202A, 0x202F))) + "".join(map(chr, range(0x2066, 0x206A))))
 
 
 def one_line(text: str) -> bool:
@@ -219,7 +232,7 @@ def fact(value: str, topic: str) -> Fact:
             raise UserError(f"{option} must not be empty")
         if not one_line(text):
             raise UserError(f"{option}: must be one line of text, without line breaks or control characters")
-        hidden = next((c for c in text if unicodedata.category(c) == "Cf" and c not in JOINERS), None)
+        hidden = next((c for c in text if c in HIDDEN), None)
         if hidden:  # a zero-width space, a bidi override: every table would show the value other than it is
             raise UserError(f"{option}: holds the invisible formatting character U+{ord(hidden):04X}; give the text "
                             f"without it")

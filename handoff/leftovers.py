@@ -24,6 +24,7 @@ touched, so runs from other checkouts or terminals are left alone.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import pwd
 import re
@@ -68,8 +69,8 @@ def alive(pid: int) -> bool:
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # "process", "container", "volume", "network", "namespace", "link", "mount", "directory", "marker",
-    # "shared memory segment"
+    kind: str  # "process", "cgroup", "container", "volume", "network", "namespace", "link", "mount", "directory",
+    # "marker", "shared memory segment"
     name: str  # what to show: a pid and command, a container's name, a namespace, a path, a segment's id
     owner: int
     engine: str = ""  # for containers, volumes and networks: the engine that holds them
@@ -94,16 +95,45 @@ def _left(owner: int | None, of: int | None) -> bool:
 
 
 def _processes(of: int | None) -> list[Leftover]:
-    found = []
+    """The processes a run started (they carry its owner mark), and the container
+    monitors (conmon) of its containers with what runs under them and the control groups
+    they run in: the engine starts those without the run's environment, and one whose
+    container was still being made when the run was killed outlives the container's
+    removal (its cgroups are removed once it has been killed)."""
+    found: dict[str, Leftover] = {}
     for process in psutil.process_iter(["pid", "cmdline", "status"]):
         with contextlib.suppress(psutil.Error):
             if process.pid == os.getpid() or process.info["status"] == psutil.STATUS_ZOMBIE:
                 continue
-            owner = process.environ().get(OWNER_VARIABLE, "")
-            if owner.isdigit() and _left(int(owner), of):
-                command = " ".join(process.info["cmdline"] or [])[:80]
-                found.append(Leftover("process", f"{process.pid} {command}", int(owner)))
-    return found
+            command = process.info["cmdline"] or []
+            marked = process.environ().get(OWNER_VARIABLE, "")
+            owner = int(marked) if marked.isdigit() else _monitor_owner(command)
+            if not _left(owner, of):
+                continue
+            below = [] if marked.isdigit() else process.children(recursive=True)
+            for each in (process, *below):
+                name = f"{each.pid} {' '.join(each.cmdline() or [])[:80]}"
+                found[name] = Leftover("process", name, owner)
+            if not marked.isdigit():  # a monitor
+                for group in _container_cgroups(command[command.index("-c") + 1] if "-c" in command[:-1] else ""):
+                    found[group] = Leftover("cgroup", group, owner)
+    return list(found.values())
+
+
+def _monitor_owner(command: list[str]) -> int | None:
+    """The owner of the container a conmon watches (``-n <container name>``)."""
+    if not command or Path(command[0]).name != "conmon" or "-n" not in command[:-1]:
+        return None
+    return _owner(_NAMED, command[command.index("-n") + 1])
+
+
+def _container_cgroups(container: str) -> list[str]:
+    """The control groups podman made for a container (one per cgroup v1 controller, or one)."""
+    if not re.fullmatch(r"[0-9a-f]{64}", container):
+        return []
+    found = glob.glob(f"/sys/fs/cgroup/*/libpod_parent/libpod-{container}")
+    found += glob.glob(f"/sys/fs/cgroup/libpod_parent/libpod-{container}")
+    return sorted({os.path.realpath(group) for group in found})  # cpu and cpuacct can be one, under two names
 
 
 def _engine_objects(of: int | None) -> list[Leftover]:
@@ -278,6 +308,8 @@ def remove(leftovers: list[Leftover]) -> list[str]:
                 unmount(leftover.name, leftover.owner)
             elif leftover.kind == "shared memory segment":
                 _remove_shared_memory(leftover.name)
+            elif leftover.kind == "cgroup":
+                os.rmdir(leftover.name)  # empty once its processes were killed above
             elif leftover.kind == "marker":
                 hold = Path(leftover.name)
                 hold.with_name(hold.name.removesuffix(".hold") + ".lock").unlink(missing_ok=True)

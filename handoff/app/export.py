@@ -14,7 +14,7 @@ from handoff.export import k8s
 
 # What a container image reference may hold (lower-case repository path, optional tag and
 # digest); anything else would make manifests a cluster rejects, or YAML of another shape.
-IMAGE = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
+IMAGE = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?::[0-9]+)?(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
                    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[a-z0-9]+:[a-f0-9]{32,})?")
 
 
@@ -27,5 +27,5 @@ def k8s_manifests(name: str, image: str, store: str | None, fact: str, topic: st
         raise UserError(f"--image {image!r}: not an image reference (registry/name[:tag][@digest], no spaces or line "
                         f"breaks), e.g. registry.example/copilot-handoff:standalone")
     if output is not None:
-        inputs.writable_file(output, "--output", keep=read_by_the_tool(None, *(p for p in (Path(name),) if p.is_file())))
+        inputs.writable_file(output, "--output", keep=read_by_the_tool(None, name))
     return k8s.render(chosen, k8s.manifests(chosen, image, inputs.fact(fact, topic), store), str(output or "FILE"))

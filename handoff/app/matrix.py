@@ -92,7 +92,7 @@ def _check_places(options: MatrixOptions) -> None:
     if options.store is not None:
         inputs.network_url(options.store, "--store", ("postgres", "postgresql"), "postgresql://user@host:5432/db",
                            needs_host=False)
-    read = read_by_the_tool(options.runs_dir, *(Path(name) for name in options.names if Path(name).is_file()))
+    read = read_by_the_tool(options.runs_dir, *options.names)
     for path, option in ((options.json_path, "--json"), (options.html_path, "--html")):
         if path is not None:
             inputs.writable_file(path, option, keep=read)

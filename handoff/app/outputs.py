@@ -12,14 +12,18 @@ from typing import Callable
 from handoff.checker.verdicts import RunJudgement
 from handoff.report import formats
 from handoff.runs.record import RunRecord
-from handoff.runs.store import RUNS_DIR
+from handoff.runs.store import RECORD, RUNS_DIR
 from handoff.scenario_files import SCENARIO_DIR
 
 
-def read_by_the_tool(runs_dir: Path | None = None, *given: Path) -> tuple[Path, ...]:
-    """What no output may replace (inputs.writable_file's ``keep``): the scenarios, the
-    stored runs (the default ones and ``runs_dir``) and the files the command was given."""
-    return (SCENARIO_DIR, RUNS_DIR, *([runs_dir] if runs_dir else []), *given)
+def read_by_the_tool(runs_dir: Path | None = None, *given: str | Path | None) -> tuple[Path, ...]:
+    """The files no output may replace (inputs.writable_file's ``keep``): the scenarios,
+    every stored run's record (in the default runs directory and ``runs_dir``) and what
+    the command was given (a scenario's file, a run's directory: its record). Any other
+    file, also one beside them, is the user's to overwrite."""
+    records = [record for root in {RUNS_DIR, runs_dir or RUNS_DIR} for record in root.glob(f"*/{RECORD}")]
+    named = [Path(name) / RECORD if Path(name).is_dir() else Path(name) for name in given if name]
+    return (*SCENARIO_DIR.rglob("*.toml"), *records, *(path for path in named if path.is_file()))
 
 
 def write_atomically(path: Path, data: bytes) -> None:
@@ -32,7 +36,7 @@ def write_atomically(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(descriptor, "wb") as out:
             kept = was is not None and stat.S_ISREG(was.st_mode)
-            os.fchmod(out.fileno(), stat.S_IMODE(was.st_mode) if kept else 0o666 & ~_umask())
+            os.fchmod(out.fileno(), stat.S_IMODE(was.st_mode) if kept else 0o666 & ~UMASK)
             out.write(data)
         os.replace(temporary, path)
     except BaseException:
@@ -40,10 +44,13 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0o22)
+def _read_umask() -> int:
+    mask = os.umask(0o22)  # the only way to read it is to set it: done once, at import, before any thread
     os.umask(mask)
     return mask
+
+
+UMASK = _read_umask()
 
 
 def write_html(path: Path, record: RunRecord, judgement: RunJudgement, note: Callable[[str], None]) -> None:

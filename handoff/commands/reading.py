@@ -46,11 +46,6 @@ def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this 
     typer.echo(runs_table(limit, runs_dir or RUNS_DIR))
 
 
-def _as_path(run_ref: str | None) -> tuple[Path, ...]:
-    """A run given as its directory, which an output must not overwrite."""
-    return (Path(run_ref),) if run_ref and Path(run_ref).is_dir() else ()
-
-
 def report_run(
     run_ref: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="A run id (or a unique part of it), "
                                                      "or a run directory. Default: the latest of --kind.")] = None,
@@ -74,7 +69,7 @@ def report_run(
         if kind not in tuple(Command):
             raise UserError(f"--kind {kind}: choose one of {', '.join(Command)}")
         if output is not None:
-            inputs.writable_file(output, "--output", keep=read_by_the_tool(runs_dir, *_as_path(run_ref)))
+            inputs.writable_file(output, "--output", keep=read_by_the_tool(runs_dir, run_ref))
         done = judged_again(run_ref, runs_dir or RUNS_DIR, kind)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)

@@ -13,6 +13,7 @@ the coordinator's event loop goes on meanwhile; a lock keeps their numbers apart
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import random
 import secrets
@@ -29,8 +30,14 @@ class NetworkError(Exception):
     """An `ip` command failed; the message carries the command and what it said."""
 
 
+IP_TIMEOUT = 30.0  # seconds; an `ip` that hangs must not hold a host's thread, and so a Ctrl-C, for ever
+
+
 def ip(*args: str) -> str:
-    done = subprocess.run(["ip", *args], capture_output=True, text=True)
+    try:
+        done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=IP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise NetworkError(f"`ip {' '.join(args)}` did not end in {IP_TIMEOUT:g} s") from None
     if done.returncode != 0:
         raise NetworkError(f"`ip {' '.join(args)}` failed: {done.stderr.strip()}")
     return done.stdout
@@ -40,7 +47,11 @@ def ip_batch(commands: list[list[str]], *options: str, check: bool = True) -> No
     """Several `ip` commands in one process (`ip -batch`): a host costs two processes,
     not eight. The first that fails stops the batch (unless ``-force`` is an option)."""
     script = "".join(" ".join(command) + "\n" for command in commands)
-    done = subprocess.run(["ip", *options, "-batch", "-"], input=script, capture_output=True, text=True)
+    try:
+        done = subprocess.run(["ip", *options, "-batch", "-"], input=script, capture_output=True, text=True,
+                              timeout=IP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise NetworkError(f"`ip {' '.join(options)} -batch` did not end in {IP_TIMEOUT:g} s") from None
     if check and done.returncode != 0:
         raise NetworkError(f"`ip {' '.join(options)} -batch` failed: {done.stderr.strip()}")
 
@@ -100,7 +111,8 @@ class Lan:
 
     def remove_host(self, namespace: str) -> None:
         """Delete a host's namespace; its veth pair goes with it."""
-        subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            subprocess.run(["ip", "netns", "del", namespace], capture_output=True, timeout=IP_TIMEOUT)
         with self._lock:
             if namespace in self._namespaces:
                 self._namespaces.remove(namespace)
@@ -114,4 +126,5 @@ class Lan:
             self._namespaces.clear()
             self._links.clear()
         if commands:
-            ip_batch(commands, "-force", check=False)
+            with contextlib.suppress(NetworkError):  # what is left is found by `handoff clean` (leftovers.py)
+                ip_batch(commands, "-force", check=False)

@@ -37,6 +37,7 @@ from handoff.words import HostKind
 SSHD = "/usr/sbin/sshd"
 SSHD_START_TIMEOUT = 10.0
 USER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9._-]{0,31}")  # what useradd takes; never an ssh option
+HOME_PREFIX = re.compile(r"~(?:[A-Za-z_][A-Za-z0-9._-]{0,31})?")  # ~ or ~user, which the remote shell expands
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class SshTarget:
     def parse(cls, name: str, url: str) -> SshTarget:
         example = "ssh://user@machine[:port][/home/path][?project=DIR]"
         parts = network_url(url, f"--host {name}=", ("ssh",), example)
-        given = f"--host {name}="
+        given = f"--host {name}"
         user = parts.username or "root"
         if not USER_NAME.fullmatch(user):
             raise UserError(f"{given}: the user {user!r} is not a user name (letters, digits, . _ -, not first -)")
@@ -63,13 +64,18 @@ class SshTarget:
             raise UserError(f"{given}: only one ?project=DIR is understood (got {', '.join(unknown) or 'two'}); "
                             f"expected e.g. {example}")
         project = query.get("project", ["~/copilot-handoff"])[0]
+        if not project.strip():
+            raise UserError(f"{given}: ?project= is empty; give the directory the project is set up in there, "
+                            f"or leave it out for ~/copilot-handoff")
         return cls(user, parts.hostname, parts.port or 22, parts.path or "~/.copilot-handoff/home", project)
 
     def project_word(self) -> str:
-        """The project's directory as one word of the remote shell, whatever it holds;
-        a leading ``~/`` still means the user's home there."""
-        if self.project.startswith("~/"):
-            return "~/" + shlex.quote(self.project[2:])
+        """The project's directory as one word of the remote shell, whatever it holds; a
+        leading ``~`` or ``~user`` still means that home there (the shell expands it only
+        unquoted)."""
+        home, slash, rest = self.project.partition("/")
+        if HOME_PREFIX.fullmatch(home):
+            return home + slash + (shlex.quote(rest) if rest else "")
         return shlex.quote(self.project)
 
     def describe(self) -> str:

@@ -54,12 +54,13 @@ class LabOptions:
                 raise UserError(f"{option}: an id is {SAFE_ID_RULE} (it names a directory in the home)")
         if self.home.exists() and not self.home.is_dir():
             raise UserError(f"--home {self.home}: exists and is not a directory")
-        if self.resume and not is_home(self.home):
+        home = self.home.expanduser()  # as the run will take it (--home=~/.copilot reaches us unexpanded)
+        if self.resume and not is_home(home):
             # No session can be there, and the runtime would write its config and logs into it first;
             # in a Copilot home the runtime's own answer for an unknown id is what the lab shows.
             raise UserError(f"--resume: {self.home} is no Copilot home (it has no session-state/), so no session can "
                             f"be resumed there: give the --home the session was made in")
-        if self.resume_most_recent and not _holds_sessions(self.home):
+        if self.resume_most_recent and not _holds_sessions(home):
             # Said before the runtime starts: it would write its config and logs into the home first.
             raise UserError(f"no stored sessions in {self.home} to resume: run `handoff lab` first, with the same --home")
 

@@ -58,6 +58,13 @@ def link_to(tmp_path: Path, name: str) -> str:
     return str(tmp_path / "link")
 
 
+def record_fifo(tmp_path: Path) -> str:
+    """A run directory whose run.json is a FIFO: reading it would block for ever."""
+    (tmp_path / "r").mkdir()
+    os.mkfifo(tmp_path / "r" / "run.json")
+    return str(tmp_path / "r")
+
+
 def stored_run(tmp_path: Path) -> str:
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "run.json").write_text("{}")
@@ -185,6 +192,7 @@ CASES = {
                                                   "must hold an IPv6 address"),
     "a store nobody answers at": (lambda t: ["run", "cross-process-postgres", "--store", "postgresql://u@127.0.0.1:1/db"],
                                   "--store: cannot connect to PostgreSQL at 127.0.0.1:1"),
+    "report of a run whose record is a FIFO": (lambda t: ["report", record_fifo(t)], "is not a regular file"),
     "a host given twice": (lambda t: ["run", "cross-machine-ssh", "--host", "b=ssh://root@h1", "--host",
                                       "b=ssh://root@h2"], "--host b: given twice"),
     "a store no chosen scenario uses": (lambda t: ["run", "cross-process", "--store", "postgresql://u@h/db"],

@@ -2,6 +2,7 @@
 
 import pytest
 
+from handoff import inputs
 from handoff.fact import REMEMBER_PATTERN, Fact, quote, unquote
 
 AWKWARD_VALUES = [
@@ -79,3 +80,10 @@ def test_the_default_fact_is_written_down_only_where_it_is_defined():
     knowing = sorted(str(p.relative_to(root)) for p in places
                      if any(w in p.read_text(encoding="utf-8", errors="replace") for w in words))
     assert knowing == ["handoff/fact.py"]
+
+
+@pytest.mark.parametrize("value", ["\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F",
+                                   "co\u00adop", "\u05e9\u05dc\u05d5\u05dd\u200f", "a\u200db"])
+def test_formatting_characters_that_write_a_value_are_not_hidden_ones(value):
+    """A flag emoji's tag characters, a soft hyphen, a right-to-left mark, a joiner."""
+    assert inputs.fact(value, "topic").value == value

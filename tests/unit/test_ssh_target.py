@@ -40,8 +40,10 @@ def test_the_project_reaches_the_remote_shell_as_one_word_whatever_it_holds(proj
     assert words[:3] == ["cd", project, "&&"]
 
 
-def test_a_project_in_the_home_keeps_its_tilde_outside_the_quotes():
-    assert SshTarget.parse("b", "ssh://box?project=~/my%20app").project_word() == "~/'my app'"
+@pytest.mark.parametrize(("project", "word"), [("~/my%20app", "~/'my app'"), ("~", "~"), ("~bob/x", "~bob/x"),
+                                              ("~bob", "~bob"), ("/opt/~x", "'/opt/~x'")])
+def test_a_project_in_a_home_keeps_its_tilde_outside_the_quotes(project, word):
+    assert SshTarget.parse("b", f"ssh://box?project={project}").project_word() == word
 
 
 @pytest.mark.parametrize(("url", "says"), [
@@ -49,6 +51,7 @@ def test_a_project_in_the_home_keeps_its_tilde_outside_the_quotes():
     ("ssh://ana@-oProxyCommand=x", "begins with '-'"),
     ("ssh://ana@box?bogus=1", "only one ?project=DIR"),
     ("ssh://ana@box?project=/a&project=/b", "only one ?project=DIR"),
+    ("ssh://ana@box?project=", "?project= is empty"),
 ])
 def test_what_ssh_would_read_as_an_option_or_would_ignore_is_refused(url, says):
     with pytest.raises(UserError, match=re.escape(says)):
