@@ -19,7 +19,7 @@ import re
 from typing import Mapping
 
 from handoff.errors import UserError
-from handoff.inputs import network_url, one_line
+from handoff.inputs import network_url, one_line, utf8
 from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, WITNESS, WITNESS_MODEL, Backend
 
 KINDS = (WITNESS, COPILOT, OPENAI_COMPATIBLE)
@@ -108,11 +108,7 @@ def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: 
 def _header_safe(secret: str) -> bool:
     """A key or token an HTTP header can carry: one line of UTF-8 with no space inside
     (spaces around it are dropped, as the header is built)."""
-    try:
-        secret.encode()
-    except UnicodeEncodeError:
-        return False
-    return one_line(secret) and not any(character.isspace() for character in secret.strip())
+    return utf8(secret) and one_line(secret) and not any(character.isspace() for character in secret.strip())
 
 
 def preflight(backend: Backend, environ: Mapping[str, str] | None = None, timeout: float = 5.0) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from handoff import backends, leftovers, versions
 from handoff.errors import UserError
 from handoff.eventlog import SESSION_STATE
 from handoff.hosts.capability import missing_capability
-from handoff.hosts.local import runtime_environment
+from handoff.hosts.local import VERSION, runtime_version
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
 from handoff.words import HostKind
 
@@ -73,20 +72,14 @@ def sdk_pinned_runtime() -> str | None:
     return None
 
 
-def tool_version(*command: str, env: dict[str, str] | None = None) -> str | None:
+def tool_version(*command: str) -> str | None:
     """The first version number a ``--version`` command prints, or None."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=VERSION_TIMEOUT, env=env)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=VERSION_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    found = re.search(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?", done.stdout + done.stderr)
+    found = VERSION.search(done.stdout + done.stderr)
     return found.group(0) if done.returncode == 0 and found else None
-
-
-def runtime_version_command(runtime: Path) -> tuple[str, ...]:
-    """Without --no-auto-update a runtime hands off to the newest version unpacked in its
-    cache and prints that one's version, not its own."""
-    return (str(runtime), "--no-auto-update", "--version")
 
 
 def core() -> Section:
@@ -120,7 +113,7 @@ def core() -> Section:
         lines.append(Line(FAIL, "runtime", message, fix or "run `make setup`"))
         lines.append(Line(MISSING, "pinned pair", "not checked: no runtime"))
         return Section("Core (decides the exit code)", lines)
-    version = tool_version(*runtime_version_command(runtime), env=runtime_environment())
+    version = runtime_version(runtime)
     if version is None:
         lines.append(Line(FAIL, "runtime", f"{runtime} does not run (`--version` failed)",
                           "run `make clean setup`, or point COPILOT_CLI_PATH at a working runtime"))
@@ -224,7 +217,7 @@ def other_versions() -> Section:
         except versions.NotAvailable as missing:
             lines.append(Line(MISSING, f"runtime {version}", str(missing).partition(":")[0], versions.INSTALL_COMMAND))
             continue
-        said = tool_version(*runtime_version_command(found.executable), env=runtime_environment(found.cache))
+        said = runtime_version(found.executable, found.cache)
         if said == version:
             lines.append(Line(OK, f"runtime {version}", f"at {found.executable.relative_to(PROJECT_ROOT)}"))
         else:

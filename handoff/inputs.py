@@ -34,17 +34,28 @@ def temporary_directory() -> None:
         raise UserError(f"TMPDIR={given}: cannot be written here (permission denied); give another, or unset TMPDIR")
 
 
+def utf8(text: str) -> bool:
+    """Whether ``text`` is UTF-8 (Python keeps bytes that are not as lone surrogates)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(text: str) -> str:
+    """``text`` with the bytes that are not UTF-8 written as \\xNN."""
+    return text.encode(errors="surrogateescape").decode(errors="backslashreplace")
+
+
 def arguments(given: list[str]) -> None:
     """What no option or argument of any command can mean: text that is not UTF-8 (the
     runtime, the JSON of a run and every report need it), and an option's empty value,
     which a path would take for the current directory and an address for every interface."""
     for position, argument in enumerate(given):
         named = _option_of(given, position)
-        try:
-            argument.encode()
-        except UnicodeEncodeError:
-            shown = argument.encode(errors="surrogateescape").decode(errors="backslashreplace")
-            raise UserError(f"{named or 'argument'} {shown}: is not UTF-8 text; give it in UTF-8") from None
+        if not utf8(argument):
+            raise UserError(f"{named or 'argument'} {_shown(argument)}: is not UTF-8 text; give it in UTF-8")
         if named and (argument == "" or argument == named + "="):  # an empty argument is the command's to name
             raise UserError(f"{named}: the value is empty; give one, or leave the option out")
 
@@ -52,23 +63,20 @@ def arguments(given: list[str]) -> None:
 # Variables the tool or the runtime reads as paths. A relative one means another place in
 # every process that starts elsewhere (a worker in its host's directory); the runtime
 # needs them in UTF-8 (they go into JSON-RPC and the run's record).
-PATH_VARIABLES = {"HOME": True, "XDG_CACHE_HOME": True, "XDG_CONFIG_HOME": True, "XDG_STATE_HOME": True,
-                  "TMPDIR": True, "COPILOT_CLI_PATH": False, "HANDOFF_RUNS_DIR": False}  # name: must be absolute
+ABSOLUTE_PATH_VARIABLES = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "TMPDIR")
+PATH_VARIABLES = (*ABSOLUTE_PATH_VARIABLES, "COPILOT_CLI_PATH", "HANDOFF_RUNS_DIR")  # these two may be relative, as options
 
 
 def environment() -> None:
     """The path variables above, where set: UTF-8 text, and absolute where a relative one
     would move with the current directory."""
-    for name, absolute in PATH_VARIABLES.items():
+    for name in PATH_VARIABLES:
         value = os.environ.get(name)
         if not value:
             continue
-        try:
-            value.encode()
-        except UnicodeEncodeError:
-            shown = value.encode(errors="surrogateescape").decode(errors="backslashreplace")
-            raise UserError(f"{name}={shown}: is not UTF-8 text; give a path in UTF-8, or unset it") from None
-        if absolute and not os.path.isabs(value):
+        if not utf8(value):
+            raise UserError(f"{name}={_shown(value)}: is not UTF-8 text; give a path in UTF-8, or unset it")
+        if name in ABSOLUTE_PATH_VARIABLES and not os.path.isabs(value):
             raise UserError(f"{name}={value}: is a relative path, which means another place in each process that "
                             f"starts elsewhere; give an absolute path, or unset it")
 

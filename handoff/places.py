@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from handoff import inputs
 from handoff.errors import UserError
 from handoff.eventlog import SESSION_STATE
-from handoff.runs.store import RECORD, Found, load, run_ids
+from handoff.runs.store import RECORD, Found, NoSuchRun, load, run_ids
 from handoff.stores.database import SqliteDatabase, connect, redacted, sqlite_url
 from handoff.stores.homes import homes_below, is_home
 from handoff.stores.registry import RegisteredSession
@@ -76,9 +76,7 @@ def locate(where: str | None, default_home: Path, runs_root: Path) -> Place:
                         f"{WHAT_TO_GIVE}")
     try:
         return Run(load(where, runs_root))
-    except UserError as error:
-        if not str(error).startswith("no stored run"):  # found, but ambiguous or unreadable: that is the answer
-            raise
+    except NoSuchRun:  # (one that is ambiguous or cannot be read is told as it is)
         raise UserError(f"{where}: no such file or directory, and no stored run by that id in {runs_root} "
                         f"(`handoff runs` lists them); {WHAT_TO_GIVE}") from None
 

@@ -10,6 +10,7 @@ dependencies, which the environment pins: msgspec, psutil, psycopg).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,6 +23,8 @@ from handoff.words import HostKind
 
 
 LOCAL_USER_DIR = USER_DIRS / HostKind.LOCAL
+VERSION = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?")
+RUNTIME_VERSION_TIMEOUT = 30.0  # seconds; a first start unpacks the runtime (about 235 MB) before it answers
 
 
 def runtime_environment(cache: Path | None = None) -> dict[str, str]:
@@ -49,16 +52,17 @@ def ready_runtime() -> Path:
 
 
 def runtime_version(runtime: Path, cache: Path | None = None) -> str | None:
-    """What ``runtime --version`` prints, run as a local worker's runtime is (without
-    --no-auto-update a runtime hands off to the newest version in its cache and prints
-    that one's); None when it does not run or says nothing."""
+    """The version ``runtime --version`` prints, run as a local worker's runtime is
+    (without --no-auto-update a runtime hands off to the newest version unpacked in its
+    cache and prints that one's, not its own); None when it does not run or says none.
+    ``cache``: the unpack cache of a runtime of another version."""
     try:
         done = subprocess.run([str(runtime), "--no-auto-update", "--version"], capture_output=True, text=True,
-                              timeout=30, env=runtime_environment(cache))
+                              timeout=RUNTIME_VERSION_TIMEOUT, env=runtime_environment(cache))
     except (OSError, subprocess.TimeoutExpired):
         return None
-    said = (done.stdout + done.stderr).strip()
-    return said if done.returncode == 0 and said else None
+    found = VERSION.search(done.stdout + done.stderr)
+    return found.group(0) if done.returncode == 0 and found else None
 
 
 class LocalHost(Host):

@@ -26,6 +26,10 @@ RECORD = "run.json"
 PARTIAL = ".partial-"
 
 
+class NoSuchRun(UserError):
+    """No stored run answers to the reference (as opposed to one that cannot be read)."""
+
+
 def save(record: RunRecord, root: Path = RUNS_DIR) -> Path:
     """Write ``record`` atomically; returns its directory."""
     root.mkdir(parents=True, exist_ok=True)
@@ -112,5 +116,5 @@ def _resolve(reference: str | None, root: Path) -> Path:
     if len(matches) == 1:
         return root / matches[0]
     if not matches:
-        raise UserError(f"no stored run {reference!r} in {root}: `handoff runs` lists them")
+        raise NoSuchRun(f"no stored run {reference!r} in {root}: `handoff runs` lists them")
     raise UserError(f"run {reference!r} is ambiguous: it matches {', '.join(matches)}; give more of the id")
