@@ -29,6 +29,17 @@ EXIT_CODES = ("Exit codes: 0 every verdict as expected; 1 some verdict contradic
 READER_GONE = 141  # as a shell reports a process that SIGPIPE ended
 
 
+NARROWEST = 40  # columns: below this no table, help or report of this tool can be read
+
+
+def _columns_that_fit() -> None:
+    """A COLUMNS no output fits in (0 printed nothing at all, 1 a character a line) is
+    left out, so the terminal's own width is used."""
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and not (columns.isdigit() and int(columns) >= NARROWEST):
+        del os.environ["COLUMNS"]
+
+
 class _CheckedArguments(TyperGroup):
     """The one door: what no command can use (text that is not UTF-8, an empty value) is
     refused here, before any command reads its options."""
@@ -43,17 +54,6 @@ class _CheckedArguments(TyperGroup):
             typer.echo(f"error: {error}", err=True)
             context.exit(2)
         return super().parse_args(context, args)
-
-
-NARROWEST = 40  # columns: below this no table, help or report of this tool can be read
-
-
-def _columns_that_fit() -> None:
-    """A COLUMNS no output fits in (0 printed nothing at all, 1 a character a line) is
-    left out, so the terminal's own width is used."""
-    columns = os.environ.get("COLUMNS")
-    if columns is not None and not (columns.isdigit() and int(columns) >= NARROWEST):
-        del os.environ["COLUMNS"]
 
 
 app = typer.Typer(cls=_CheckedArguments, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,

@@ -32,6 +32,7 @@ from handoff.errors import UserError
 from handoff.eventlog import SESSION_STATE
 from handoff.hosts.capability import missing_capability
 from handoff.hosts.local import VERSION, runtime_version
+from handoff.processes import can_die_with_parent
 from handoff.runtime_locator import PINNED_RUNTIME, PROJECT_ROOT, locate_runtime
 from handoff.words import HostKind
 
@@ -103,7 +104,7 @@ def core() -> Section:
     else:
         lines.append(Line(OK, "SDK", f"{SDK_DISTRIBUTION} {sdk}, which pins runtime {sdk_runtime or 'unknown'}"))
 
-    if shutil.which("setpriv") is None:
+    if not can_die_with_parent():
         lines.append(Line(FAIL, "setpriv", "not on the PATH: the tool ties each process it starts to its own life with it",
                           "install util-linux, or put its directory on the PATH"))
     try:

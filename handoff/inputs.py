@@ -125,15 +125,12 @@ def writable_file(path: Path, option: str, keep: tuple[Path, ...] = (), appended
     if target.is_file() and not target.is_symlink() and not os.access(target, os.W_OK):
         raise UserError(f"{option} {path}: cannot be written here (permission denied)")
     try:  # as in writable_directory (a full disk shows only when the file is written)
-        os.unlink(_closed(tempfile.mkstemp(prefix=".handoff-probe-", dir=parent)))
+        descriptor, probe = tempfile.mkstemp(prefix=".handoff-probe-", dir=parent)
+        os.close(descriptor)
+        os.unlink(probe)
     except OSError as error:
         raise UserError(f"{option} {path}: no file can be made in {parent} ({error.strerror or error}); "
                         f"give another path") from None
-
-
-def _closed(made: tuple[int, str]) -> str:
-    os.close(made[0])
-    return made[1]
 
 
 def _sticky_elsewhere(entry: Path) -> bool:
@@ -155,10 +152,14 @@ def distinct_outputs(outputs: dict[str, Path]) -> None:
         seen[real] = option
 
 
-def fresh_directory(path: Path, option: str) -> None:
-    """``path`` is a directory the run may fill: missing (it is made) or empty."""
+def directory_or_nothing(path: Path, option: str) -> None:
+    """``path`` is a directory or nothing yet, not a file that would read as an empty one."""
     if path.exists() and not path.is_dir():
         raise UserError(f"{option} {path}: exists and is not a directory")
+
+
+def fresh_directory(path: Path, option: str) -> None:
+    """``path`` is a directory the run may fill: missing (it is made) or empty."""
     if path.is_dir() and any(path.iterdir()):
         raise UserError(f"{option} {path}: exists and is not empty; give a new or empty directory "
                         f"(nothing in it is overwritten)")
@@ -167,8 +168,7 @@ def fresh_directory(path: Path, option: str) -> None:
 
 def writable_directory(path: Path, option: str) -> None:
     """``path`` is, or can be made, a directory this process may write in."""
-    if path.exists() and not path.is_dir():
-        raise UserError(f"{option} {path}: exists and is not a directory")
+    directory_or_nothing(path, option)
     existing = next((p for p in (path, *path.parents) if p.exists()), Path("/"))
     under = f" under {existing}" if existing != path else ""
     if not os.access(existing, os.W_OK | os.X_OK):

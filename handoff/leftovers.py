@@ -105,26 +105,30 @@ def _processes(of: int | None) -> list[Leftover]:
         with contextlib.suppress(psutil.Error):
             if process.pid == os.getpid() or process.info["status"] == psutil.STATUS_ZOMBIE:
                 continue
-            command = process.info["cmdline"] or []
             marked = process.environ().get(OWNER_VARIABLE, "")
-            owner = int(marked) if marked.isdigit() else _monitor_owner(command)
+            if marked.isdigit():
+                owner, monitored = int(marked), None
+            else:
+                monitored = _monitored(process.info["cmdline"] or [])
+                owner = monitored[0] if monitored else None
             if not _left(owner, of):
                 continue
-            below = [] if marked.isdigit() else process.children(recursive=True)
+            below = process.children(recursive=True) if monitored else []
             for each in (process, *below):
                 name = f"{each.pid} {' '.join(each.cmdline() or [])[:80]}"
                 found[name] = Leftover("process", name, owner)
-            if not marked.isdigit():  # a monitor
-                for group in _container_cgroups(command[command.index("-c") + 1] if "-c" in command[:-1] else ""):
-                    found[group] = Leftover("cgroup", group, owner)
+            for group in _container_cgroups(monitored[1]) if monitored else []:
+                found[group] = Leftover("cgroup", group, owner)
     return list(found.values())
 
 
-def _monitor_owner(command: list[str]) -> int | None:
-    """The owner of the container a conmon watches (``-n <container name>``)."""
+def _monitored(command: list[str]) -> tuple[int | None, str] | None:
+    """For a conmon: the owner of the container it watches (``-n <container name>``) and
+    that container's id (``-c``); None for any other process."""
     if not command or Path(command[0]).name != "conmon" or "-n" not in command[:-1]:
         return None
-    return _owner(_NAMED, command[command.index("-n") + 1])
+    container = command[command.index("-c") + 1] if "-c" in command[:-1] else ""
+    return _owner(_NAMED, command[command.index("-n") + 1]), container
 
 
 def _container_cgroups(container: str) -> list[str]:

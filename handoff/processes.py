@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import sys
 from typing import Awaitable, Callable, TypeVar
@@ -31,6 +32,11 @@ _PR_SET_PDEATHSIG = 1
 # util-linux's setpriv sets PR_SET_PDEATHSIG and execs the command; the signal comes when
 # the thread that spawned it ends, so processes are only spawned from the event loop's.
 DIE_WITH_PARENT = ("setpriv", "--pdeathsig", "KILL", "--")
+
+
+def can_die_with_parent() -> bool:
+    """Whether setpriv, which every process the tool starts goes through, is on the PATH."""
+    return shutil.which(DIE_WITH_PARENT[0]) is not None
 
 
 class StopOnce:

@@ -3,8 +3,8 @@ the field, and what each must be (handoff/scenario.py says what a scenario holds
 
 from __future__ import annotations
 
-import re
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from handoff import inputs
 from handoff.checker.verdicts import ExitCode
 from handoff.errors import UserError
 
@@ -34,8 +35,11 @@ EngineOption = Annotated[str, typer.Option(
 def _a_directory_or_none_yet(path: Optional[Path]) -> Optional[Path]:
     """A runs directory is a directory, or nothing yet (a fresh clone has none): a file
     there would read as "no stored runs"."""
-    if path is not None and path.exists() and not path.is_dir():
-        raise typer.BadParameter(f"{path} is not a directory; give the directory runs are stored in")
+    if path is not None:
+        try:
+            inputs.directory_or_nothing(path, "--runs-dir")
+        except UserError as error:
+            raise fail(str(error), ExitCode.BAD_INPUT)
     return path
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 from handoff.errors import UserError
 from handoff.hosts.base import PIPES, USER_DIRS, Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
+from handoff.processes import can_die_with_parent
 from handoff.runtime_locator import locate_runtime
 from handoff.words import HostKind
 
@@ -42,7 +42,7 @@ def ready_runtime() -> Path:
     COPILOT_CLI_PATH answers `--version` (anything else that is executable would fail
     every session later, as exit 3 or 4)."""
     runtime = locate_runtime()
-    if shutil.which("setpriv") is None:
+    if not can_die_with_parent():
         raise UserError("setpriv is not on the PATH: every process the tool starts is tied to it through setpriv "
                         "(util-linux); install util-linux, or put its directory on the PATH")
     if os.environ.get("COPILOT_CLI_PATH") and runtime_version(runtime) is None:

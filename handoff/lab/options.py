@@ -52,9 +52,9 @@ class LabOptions:
         for option, value in (("--resume", self.resume), ("--session-id", self.session_id)):
             if value is not None and not safe_id(value):  # not echoed: it may be a secret
                 raise UserError(f"{option}: an id is {SAFE_ID_RULE} (it names a directory in the home)")
-        if self.home.exists() and not self.home.is_dir():
-            raise UserError(f"--home {self.home}: exists and is not a directory")
         home = self.home.expanduser()  # as the run will take it (--home=~/.copilot reaches us unexpanded)
+        if home.exists() and not home.is_dir():
+            raise UserError(f"--home {self.home}: exists and is not a directory")
         if self.resume and not is_home(home):
             # No session can be there, and the runtime would write its config and logs into it first;
             # in a Copilot home the runtime's own answer for an unknown id is what the lab shows.
