@@ -265,8 +265,12 @@ def state() -> Section:
     left_line = (Line(OK, "leftovers", "none: no killed run left anything behind") if not left else
                  Line(MISSING, "leftovers", f"killed runs left {leftovers.describe(left)} behind",
                       "handoff clean (removes only what belongs to runs that are gone)"))
+    alone = leftovers.left_alone()
+    alone_lines = [Line(INFO, "left alone", f"{len(alone)} named like the tool's but not made by a run of yours: "
+                        "never removed (`handoff clean --dry-run` lists each and why)")] if alone else []
     return Section("State", [
         left_line,
+        *alone_lines,
         Line(INFO, ".state/", where(PROJECT_ROOT / ".state", "per-checkout state: host dirs, lab home, runs", "not created yet")),
         Line(INFO, "runtime/node_modules", where(PROJECT_ROOT / "runtime" / "node_modules", "the npm-installed runtime", "missing: make setup")),
         Line(INFO, "lab home", where(DEFAULT_HOME, f"{count} stored session(s)", "created by the first `handoff lab`")),

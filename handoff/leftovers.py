@@ -1,24 +1,29 @@
 """What a run leaves behind when it is killed, and how the next one finds and removes it.
 
 A run cleans up after itself on success, failure, Ctrl-C and SIGTERM. SIGKILL gives it
-no chance, so everything a run makes is marked with its **owner**, the pid of the
-`handoff` process that made it:
+no chance, so everything a run makes is written down in its **ledger** before it is made
+(owners.py), under its owner: the `handoff` process that made it, known by its pid and
+when it started:
 
 * its processes carry ``HANDOFF_OWNER=<pid>`` in their environment (every child inherits
   it), and die with their parent besides (``setpriv --pdeathsig``, see processes.py);
 * its network namespaces, bridge and veth links, its run directory in TMPDIR, its
-  throwaway PostgreSQL's directory, and its containers, volumes and container network in
-  a container engine carry the owner's pid in their names (handoff/owners.py). A container
-  also ends by itself when its run dies (its lifeline, containers/lifeline.py); only
-  the stopped container, its volumes and its network are left for `handoff clean`.
+  throwaway PostgreSQL's directory, a fault's small file system, and the name prefix of
+  its containers, volumes and container network are in its ledger. A container also ends
+  by itself when its run dies (its lifeline, containers/lifeline.py); only the stopped
+  container, its volumes and its network are left for `handoff clean`.
+
+What a ledger of this user names, once that ledger's owner is gone, is a leftover:
+:func:`find` lists them and :func:`remove` removes them, for `handoff clean`, for
+`handoff doctor` (which reports them), and at the start of every `handoff run`. A name
+alone is never proof: what merely looks like the tool's (a volume ``handoff-201912-backup``,
+another user's ``/tmp/handoff-run-…``, a process named conmon) is left alone, and
+:func:`left_alone` says so and why. Nothing of a live owner is touched either, so runs
+from other terminals are left alone.
 
 Two kinds carry no owner's name and are told left over by nobody using them: a killed
-runtime's in-use markers and a killed PostgreSQL's shared memory.
-
-Whatever belongs to an owner that is no longer alive is a leftover: :func:`find` lists
-them and :func:`remove` removes them, for `handoff clean`, for `handoff doctor` (which
-reports them), and at the start of every `handoff run`. Nothing of a live owner is
-touched, so runs from other checkouts or terminals are left alone.
+runtime's in-use markers in the tool's own host directories and a killed PostgreSQL's
+shared memory, of the tool's own service account.
 """
 
 from __future__ import annotations
@@ -29,35 +34,40 @@ import os
 import pwd
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import psutil
 
-from handoff import runtime_markers
+from handoff import owners, runtime_markers
 from handoff.containers.engine import KINDS as ENGINE_KINDS
-from handoff.containers.engine import Engine, engines_in_use
+from handoff.containers.engine import NAME_PREFIX, Engine, engines_in_use
 from handoff.hosts.base import USER_DIRS
 from handoff.owners import (
+    DIRECTORY,
+    ENGINE_PREFIX,
+    LINK,
+    MOUNT,
     MOUNT_PREFIX,
+    NAMESPACE,
     OWNER_VARIABLE,
     POSTGRES_DIR,
     POSTGRES_PREFIX,
     RUN_DIR_PREFIX,
-    TAG_DIGITS,
+    Ledger,
 )
 from handoff.processes import kill_all
 from handoff.stores.postgres_server import SERVICE_USER
 
 UNMOUNT_SECONDS = 10.0  # for the killed processes still using a small disk to end
-# network namespaces, and the containers, volumes and networks in an engine
-_NAMED = re.compile(rf"handoff-(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})[0-9a-f]*-")
-_LINK = re.compile(rf"h(?:br|v|p)(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})")
-_MOUNT = re.compile(rf"{MOUNT_PREFIX}(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})$")
-_DIRECTORY = re.compile(rf"(?:{RUN_DIR_PREFIX}|{POSTGRES_PREFIX})(?P<owner>[0-9a-f]{{{TAG_DIGITS}}})-")
+# What the tool's names look like: only to say what was left alone, never to decide
+_LINK = re.compile(r"h(?:br|v|p)[0-9a-f]{6}")
+NOT_NOTED = "no run of this tool, as this user, wrote it down as made: a name alone proves nothing"
 
 
 def alive(pid: int) -> bool:
@@ -81,38 +91,121 @@ class Leftover:
         return f"its run, pid {self.owner}, is gone" if self.owner else "no process uses it any more"
 
 
-def _owner(pattern: re.Pattern[str], name: str) -> int | None:
-    found = pattern.match(name)
-    return int(found.group("owner"), 16) if found else None
+@dataclass(frozen=True)
+class LeftAlone:
+    """Something that looks like the tool's and is not removed, with the reason."""
+    kind: str
+    name: str
+    why: str
 
 
-def _left(owner: int | None, of: int | None) -> bool:
-    """Is something owned by ``owner`` a leftover? With ``of``, when it is that owner's;
-    without, when its owner is gone."""
-    if owner is None:
+def _accounts() -> set[int]:
+    """The accounts a run's things belong to: this user, and the one its PostgreSQL runs as."""
+    accounts = {os.geteuid()}
+    with contextlib.suppress(KeyError):
+        accounts.add(pwd.getpwnam(SERVICE_USER).pw_uid)
+    return accounts
+
+
+class _Machine:
+    """What is on this machine now, each kind listed once, and only when asked for."""
+
+    @cached_property
+    def namespaces(self) -> set[str]:
+        return {line.split()[0] for line in _ip("netns", "list").splitlines() if line.split()}
+
+    @cached_property
+    def links(self) -> set[str]:
+        found = set()
+        for line in _ip("-o", "link").splitlines():
+            parts = line.split(":")
+            if len(parts) > 1:
+                found.add(parts[1].strip().split("@")[0])
+        return found
+
+    @cached_property
+    def mounts(self) -> dict[str, str]:
+        """Mount point -> source, as /proc/mounts writes them (a space in a path as \\040)."""
+        found = {}
+        with contextlib.suppress(OSError):
+            for line in Path("/proc/mounts").read_text().splitlines():
+                fields = line.split()
+                if len(fields) >= 2:
+                    found[_unescaped(fields[1])] = _unescaped(fields[0])
+        return found
+
+    @cached_property
+    def engine_objects(self) -> list[tuple[str, str, str]]:
+        """(engine, kind, name) of everything named like the tool's, containers first (a
+        volume or network in use by one cannot go before it)."""
+        return [(engine.name, kind, name) for engine in engines_in_use() for kind in ENGINE_KINDS
+                for name in engine.names(kind)]
+
+
+def _unescaped(field: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda octal: chr(int(octal.group(1), 8)), field)
+
+
+def _chosen(of: int | None, every: list[Ledger]) -> list[Ledger]:
+    """With ``of``, that owner's ledgers; without, those whose owner is gone."""
+    if of is not None:
+        return [ledger for ledger in every if ledger.owner.pid == of]
+    return [ledger for ledger in every if not owners.running(ledger.owner)]
+
+
+def _of_ledger(ledger: Ledger, machine: _Machine, accounts: set[int]) -> list[Leftover]:
+    """What a ledger names that is still there (its processes aside)."""
+    owner = ledger.owner.pid
+    found = []
+    if ledger.named(ENGINE_PREFIX):
+        found += [Leftover(kind, name, owner, engine) for engine, kind, name in machine.engine_objects
+                  if _named_by(name, [ledger])]
+    found += [Leftover("namespace", name, owner) for name in ledger.named(NAMESPACE) if name in machine.namespaces]
+    found += [Leftover("link", name, owner) for name in ledger.named(LINK) if name in machine.links]
+    found += [Leftover("mount", point, owner) for point in ledger.named(MOUNT)
+              if machine.mounts.get(point, "").startswith(MOUNT_PREFIX)]
+    found += [Leftover("directory", path, owner) for path in ledger.named(DIRECTORY) if _own_directory(path, accounts)]
+    return found
+
+
+def _named_by(name: str, ledgers: list[Ledger]) -> bool:
+    """Whether an engine object's name starts with a prefix one of the ledgers noted."""
+    return any(name.startswith(f"{prefix}-") for ledger in ledgers for prefix in ledger.named(ENGINE_PREFIX))
+
+
+def _own_directory(path: str, accounts: set[int]) -> bool:
+    """A directory (not a link to one) of this user or of the run's PostgreSQL account."""
+    try:
+        status = os.lstat(path)
+    except OSError:
         return False
-    return owner == of if of is not None else not alive(owner)
+    return stat.S_ISDIR(status.st_mode) and status.st_uid in accounts
 
 
-def _processes(of: int | None) -> list[Leftover]:
-    """The processes a run started (they carry its owner mark), and the container
-    monitors (conmon) of its containers with what runs under them and the control groups
-    they run in: the engine starts those without the run's environment, and one whose
-    container was still being made when the run was killed outlives the container's
-    removal (its cgroups are removed once it has been killed)."""
+def _processes(chosen: list[Ledger], every: list[Ledger], accounts: set[int]) -> list[Leftover]:
+    """The processes a run started (they carry its owner mark, and started after their
+    owner did), and the container monitors (conmon) of its containers with what runs
+    under them and the control groups they run in: the engine starts those without the
+    run's environment, and one whose container was still being made when the run was
+    killed outlives the container's removal (its cgroups are removed once it has been
+    killed). Only processes of this user or the run's PostgreSQL account."""
+    if not chosen:
+        return []
     found: dict[str, Leftover] = {}
-    for process in psutil.process_iter(["pid", "cmdline", "status"]):
+    for process in psutil.process_iter(["pid", "cmdline", "status", "uids"]):
         with contextlib.suppress(psutil.Error):
             if process.pid == os.getpid() or process.info["status"] == psutil.STATUS_ZOMBIE:
                 continue
-            marked = process.environ().get(OWNER_VARIABLE, "")
-            if marked.isdigit():
-                owner, monitored = int(marked), None
-            else:
-                monitored = _monitored(process.info["cmdline"] or [])
-                owner = monitored[0] if monitored else None
-            if not _left(owner, of):
+            if process.info["uids"] is None or process.info["uids"].real not in accounts:
                 continue
+            monitored = _monitored(process.info["cmdline"] or [])
+            if monitored is None:
+                ledger = _starter(process, every)
+            else:
+                ledger = next((each for each in chosen if _named_by(monitored[0], [each])), None)
+            if ledger is None or ledger not in chosen:
+                continue
+            owner = ledger.owner.pid
             below = process.children(recursive=True) if monitored else []
             for each in (process, *below):
                 name = f"{each.pid} {' '.join(each.cmdline() or [])[:80]}"
@@ -122,13 +215,25 @@ def _processes(of: int | None) -> list[Leftover]:
     return list(found.values())
 
 
-def _monitored(command: list[str]) -> tuple[int | None, str] | None:
-    """For a conmon: the owner of the container it watches (``-n <container name>``) and
-    that container's id (``-c``); None for any other process."""
+def _starter(process: psutil.Process, every: list[Ledger]) -> Ledger | None:
+    """The ledger of the run that started a marked process: of the owner its mark names,
+    the last to start before the process did (a pid is used again, by other runs too)."""
+    pid = owners.marked_owner(process.environ().get(OWNER_VARIABLE))
+    start = owners.started(process.pid) if pid is not None else None
+    if start is None:
+        return None
+    candidates = [ledger for ledger in every if ledger.owner.pid == pid and ledger.owner.boot == start.boot
+                  and ledger.owner.ticks <= start.ticks]
+    return max(candidates, key=lambda ledger: ledger.owner.ticks, default=None)
+
+
+def _monitored(command: list[str]) -> tuple[str, str] | None:
+    """For a conmon: the name of the container it watches (``-n``) and its id (``-c``);
+    None for any other process."""
     if not command or Path(command[0]).name != "conmon" or "-n" not in command[:-1]:
         return None
     container = command[command.index("-c") + 1] if "-c" in command[:-1] else ""
-    return _owner(_NAMED, command[command.index("-n") + 1]), container
+    return command[command.index("-n") + 1], container
 
 
 def _container_cgroups(container: str) -> list[str]:
@@ -140,66 +245,11 @@ def _container_cgroups(container: str) -> list[str]:
     return sorted({os.path.realpath(group) for group in found})  # cpu and cpuacct can be one, under two names
 
 
-def _engine_objects(of: int | None) -> list[Leftover]:
-    """Containers first (a volume or network in use by one cannot go before it)."""
-    found = []
-    for engine in engines_in_use():
-        for kind in ENGINE_KINDS:
-            for name in engine.names(kind):
-                owner = _owner(_NAMED, name)
-                if _left(owner, of):
-                    found.append(Leftover(kind, name, owner, engine.name))
-    return found
-
-
 def _ip(*args: str) -> str:
     try:
         return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ""
-
-
-def _namespaces(of: int | None) -> list[Leftover]:
-    found = []
-    for line in _ip("netns", "list").splitlines():
-        name = line.split()[0] if line.split() else ""
-        owner = _owner(_NAMED, name)
-        if _left(owner, of):
-            found.append(Leftover("namespace", name, owner))
-    return found
-
-
-def _links(of: int | None) -> list[Leftover]:
-    found = []
-    for line in _ip("-o", "link").splitlines():
-        parts = line.split(":")
-        name = parts[1].strip().split("@")[0] if len(parts) > 1 else ""
-        owner = _owner(_LINK, name)
-        if _left(owner, of):
-            found.append(Leftover("link", name, owner))
-    return found
-
-
-def _directories(of: int | None) -> list[Leftover]:
-    found = []
-    places = [Path(tempfile.gettempdir()).glob(f"{RUN_DIR_PREFIX}*"), POSTGRES_DIR.glob(f"{POSTGRES_PREFIX}*")]
-    for place in places:
-        for path in place:
-            owner = _owner(_DIRECTORY, path.name)
-            if _left(owner, of):
-                found.append(Leftover("directory", str(path), owner))
-    return found
-
-
-def _mounts(of: int | None) -> list[Leftover]:
-    found = []
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/mounts").read_text().splitlines():
-            source, point, *_ = line.split()
-            owner = _owner(_MOUNT, source)
-            if _left(owner, of):
-                found.append(Leftover("mount", point, owner))
-    return found
 
 
 def _markers(of: int | None) -> list[Leftover]:
@@ -287,11 +337,68 @@ def _open_files() -> set[tuple[int, int]]:
 
 
 def find(of: int | None = None) -> list[Leftover]:
-    """Everything of owners that are gone, or with ``of`` everything of that owner that
-    is still there; processes first, since they hold the rest, and mounts before the
-    directories they are in."""
-    return (_processes(of) + _engine_objects(of) + _namespaces(of) + _links(of) + _mounts(of) + _directories(of)
-            + _markers(of) + _shared_memory(of))
+    """Everything the ledgers of owners that are gone name and is still there, or with
+    ``of`` everything that owner's ledgers name; processes first, since they hold the
+    rest, then containers before their volumes and networks, and mounts before the
+    directories they are in. The ledger of a gone owner that names nothing left any more
+    is forgotten (found again, it would be found empty)."""
+    every, machine, accounts = owners.ledgers(), _Machine(), _accounts()
+    chosen = _chosen(of, every)
+    found = _processes(chosen, every, accounts)
+    for ledger in chosen:
+        things = _of_ledger(ledger, machine, accounts)
+        if of is None and not things and not any(left.owner == ledger.owner.pid for left in found):
+            owners.forget(ledger)
+        found += things
+    order = ["process", "cgroup", *ENGINE_KINDS, "namespace", "link", "mount", "directory"]
+    found.sort(key=lambda left: order.index(left.kind))
+    return found + _markers(of) + _shared_memory(of)
+
+
+def left_alone() -> list[LeftAlone]:
+    """What looks like the tool's but no ledger of this user names, or belongs to another
+    user: never removed, listed by `handoff clean --dry-run` and `handoff doctor`."""
+    every, machine, accounts = owners.ledgers(), _Machine(), _accounts()
+    noted = {(kind, name) for ledger in every for kind, name in ledger.things}
+    found = [LeftAlone(kind, name, NOT_NOTED) for _engine, kind, name in machine.engine_objects
+             if not _named_by(name, every)]
+    found += [LeftAlone("namespace", name, NOT_NOTED) for name in sorted(machine.namespaces)
+              if name.startswith(NAME_PREFIX) and (NAMESPACE, name) not in noted]
+    found += [LeftAlone("link", name, NOT_NOTED) for name in sorted(machine.links)
+              if _LINK.match(name) and (LINK, name) not in noted]
+    found += [LeftAlone("mount", point, NOT_NOTED) for point, source in sorted(machine.mounts.items())
+              if source.startswith(MOUNT_PREFIX) and (MOUNT, point) not in noted]
+    for path in [*Path(tempfile.gettempdir()).glob(f"{RUN_DIR_PREFIX}*"), *POSTGRES_DIR.glob(f"{POSTGRES_PREFIX}*")]:
+        with contextlib.suppress(OSError):
+            uid = path.lstat().st_uid
+            if uid not in accounts:
+                found.append(LeftAlone("directory", str(path), f"it belongs to another user (uid {uid})"))
+            elif (DIRECTORY, str(path)) not in noted:
+                found.append(LeftAlone("directory", str(path), NOT_NOTED))
+    return found + _processes_left_alone(every, accounts)
+
+
+def _processes_left_alone(every: list[Ledger], accounts: set[int]) -> list[LeftAlone]:
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline", "status", "uids"]):
+        with contextlib.suppress(psutil.Error):
+            if process.pid == os.getpid() or process.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            command = process.info["cmdline"] or []
+            name = f"{process.pid} {' '.join(command)[:80]}"
+            monitored = _monitored(command)
+            marked = process.environ().get(OWNER_VARIABLE) if monitored is None else None
+            if monitored is None and marked is None:
+                continue
+            if monitored is not None and not monitored[0].startswith(NAME_PREFIX):
+                continue
+            if process.info["uids"] is not None and process.info["uids"].real not in accounts:
+                found.append(LeftAlone("process", name, f"it belongs to another user (uid {process.info['uids'].real})"))
+            elif monitored is None and _starter(process, every) is None:
+                found.append(LeftAlone("process", name, NOT_NOTED))
+            elif monitored is not None and not _named_by(monitored[0], every):
+                found.append(LeftAlone("process", name, NOT_NOTED))
+    return found
 
 
 def remove(leftovers: list[Leftover]) -> list[str]:

@@ -83,13 +83,16 @@ def image_tag() -> None:
         raise fail(str(error), ExitCode.BAD_INPUT)
 
 
-def clean() -> None:
-    """Remove what runs that were killed (kill -9, a lost terminal) left behind: their
-    processes, containers, volumes, container networks, network namespaces, links, run
-    directories and database servers. Runs still going are left alone."""
+def clean(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be removed and what is left alone, "
+                                          "and remove nothing.")] = False,
+) -> None:
+    """Remove what runs that were killed (kill -9, a lost terminal) left behind: their processes, containers, volumes, container networks, network namespaces, links, run directories and database servers.
+
+    Only what a run of this tool, as this user, wrote down in its ledger before making it is removed, once that run is gone. Runs still going, and whatever merely has a name like the tool's, are left alone; --dry-run lists both."""
     from handoff.app.cleanup import clean_up
 
-    raise typer.Exit(0 if clean_up(typer.echo, note) else 1)
+    raise typer.Exit(0 if clean_up(typer.echo, note, dry_run=dry_run) else 1)
 
 
 def doctor() -> None:

@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -182,7 +181,7 @@ async def _root_file_system(tracker: ProcessTracker, image: Recipe, mirror: str)
     `handoff clean` removes), in a mount namespace of its own so that its /proc and /sys
     mounts end with it, then trim and pack it as the tarball, atomically."""
     log = STATE / "build.log"
-    rootfs = Path(tempfile.mkdtemp(prefix=f"{owners.RUN_DIR_PREFIX}{owners.tag()}-rootfs-"))
+    rootfs = owners.make_directory(f"{owners.RUN_DIR_PREFIX}{owners.tag()}-rootfs-")
     partial = tarball(image).with_suffix(".partial")
     try:
         steps = [

@@ -38,8 +38,10 @@ class RunContainers:
         self.engine = engine
         self.run_dir = run_dir
         self.runtime = runtime
-        # Every container, volume and network of this run is named so (owners.tag(): its owner).
-        self.prefix = f"{NAME_PREFIX}{owners.tag()}{secrets.token_hex(1)}"
+        # Every container, volume and network of this run is named so (owners.tag(): its
+        # owner), and the prefix is in the run's ledger before any of them is made.
+        self.prefix = f"{NAME_PREFIX}{owners.tag()}{secrets.token_hex(3)}"
+        owners.note(owners.ENGINE_PREFIX, self.prefix)
         self.network = ContainerNetwork(engine, f"{self.prefix}-net")
         self.lifeline = Lifeline()
         self.setup: ContainerSetup | None = None

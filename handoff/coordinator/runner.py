@@ -7,7 +7,6 @@ file is gone when :func:`run` returns or raises."""
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -42,7 +41,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
     run_id = new_run_id(started)
     owners.claim()  # everything started from here on carries this process's pid as its owner
     with StopOnce() as stop:  # Ctrl-C or `kill` starts the cleanup; another one cannot cut it short
-        run_dir = Path(tempfile.mkdtemp(prefix=f"{owners.RUN_DIR_PREFIX}{owners.tag()}-"))
+        run_dir = owners.make_directory(f"{owners.RUN_DIR_PREFIX}{owners.tag()}-")
         services = RunServices(settings, runtime_path, run_dir, ProcessTracker(), tag=run_id.rsplit("-", 1)[-1])
         try:
             records = stop.run(lambda: _run(scenarios, services))

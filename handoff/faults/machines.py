@@ -141,15 +141,17 @@ class DiskFull(Fault):
 
 def small_disk(home) -> None:
     """Mount a small tmpfs over ``home``, keeping what is in it. The mount is named for the
-    run's owner, so one a killed run leaves is found (leftovers.py)."""
+    run's owner and in its ledger, so one a killed run leaves is found (leftovers.py)."""
     if os.path.ismount(home):
         return
     saved = home.with_name(home.name + ".before-small-disk")
     home.rename(saved)
     home.mkdir()
+    owners.note(owners.MOUNT, str(home))
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK}", f"{owners.MOUNT_PREFIX}{owners.tag()}",
                            str(home)], capture_output=True, text=True)
     if done.returncode != 0:
+        owners.strike(owners.MOUNT, str(home))
         home.rmdir()
         saved.rename(home)
         raise FaultDidNotApply(f"disk-full: cannot mount a small file system on the home: {done.stderr.strip()}")

@@ -62,7 +62,8 @@ def _networks_in_use() -> list[ipaddress.IPv4Network]:
 
 class Lan:
     def __init__(self) -> None:
-        # The owner's pid in every name, so that what a killed run leaves is found (leftovers.py).
+        # The owner's pid in every name, for a person reading them; the run's ledger
+        # (owners.py) is what tells what a killed run left (leftovers.py) from look-alikes.
         self.tag = owners.tag() + secrets.token_hex(1)
         self.bridge = f"hbr{self.tag}"
         self._namespaces: list[str] = []
@@ -79,6 +80,7 @@ class Lan:
         self.subnet = f"{PREFIX}.{random.choice(free)}"
         self.gateway = f"{self.subnet}.1"
         self._links.append(self.bridge)
+        owners.note(owners.LINK, self.bridge)
         # A bridge without an address of its own takes the lowest MAC of its ports and
         # changes it as hosts come and go; the hosts' ARP entries for the gateway then go
         # stale and their packets are lost for tens of seconds. A fixed, locally
@@ -95,9 +97,12 @@ class Lan:
             self._next_host += 1
             namespace = f"handoff-{self.tag}-{number}-{name}"
             outside, inside = f"hv{self.tag}{number}", f"hp{self.tag}{number}"
-            # Recorded before they exist: close() removes whatever part of them was made.
+            # Recorded before they exist: close() removes whatever part of them was made,
+            # and `handoff clean` what a killed run made (the run's ledger, owners.py).
             self._namespaces.append(namespace)
             self._links.append(outside)
+            for kind, name in ((owners.NAMESPACE, namespace), (owners.LINK, outside), (owners.LINK, inside)):
+                owners.note(kind, name)
         address = f"{self.subnet}.{number}"
         ip_batch([["netns", "add", namespace],
                   ["link", "add", outside, "type", "veth", "peer", "name", inside],

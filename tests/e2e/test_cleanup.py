@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from handoff import leftovers, owners
 from handoff.containers.engine import Engine
 from handoff.faults.machines import FILLER
 from handoff.hosts.capability import missing_capability
+from tests.owners_gone import Owner
 
 # These kill runs with SIGKILL and look for what is left across the machine: `make test`
 # runs them on their own, after the other end-to-end tests (pytest -m serial).
@@ -169,10 +171,10 @@ def test_a_run_removes_what_an_earlier_killed_run_left_and_leaves_nothing_of_its
     """The next run cleans up after a killed one by itself, and says so. Its own database
     server it ends before it kills whatever else it started: a PostgreSQL killed with
     SIGKILL leaves its shared memory behind."""
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
-    left = Path(tempfile.gettempdir()) / f"{owners.RUN_DIR_PREFIX}{owners.tag(gone.pid)}-test"
+    left = Path(tempfile.gettempdir()) / f"{owners.RUN_DIR_PREFIX}{secrets.token_hex(4)}-test"
+    gone = Owner((owners.DIRECTORY, str(left)))
     left.mkdir()
+    gone.end()
     shared_before = _shared_memory()
     done = subprocess.run([sys.executable, "-m", "handoff", "run", "cross-process-postgres"], capture_output=True,
                           text=True, timeout=120)
@@ -274,3 +276,67 @@ def test_a_small_disk_its_run_still_uses_is_unmounted_after_those_processes_are_
         holder.kill()
         holder.wait()
         subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+def _engine(*args: str) -> str:
+    done = subprocess.run(Engine().command(*args), capture_output=True, text=True, env=Engine().env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.skipif(missing_capability("container") is not None or Engine().problem() is not None,
+                    reason=str(missing_capability("container") or Engine().problem()))
+def test_look_alikes_of_every_kind_outlive_clean_and_a_run():
+    """Things named as the tool names its own, which no run of the tool made: a volume
+    holding a backup, a running container, a container network, a network namespace, a
+    veth pair and a small file system mounted under a disk's name, with the pid in the
+    name either a gone one or one no pid can be. `handoff clean` and the cleanup at the
+    start of `handoff run` leave every one alone, and `clean --dry-run` says why."""
+    from handoff.containers import image
+
+    gone = Owner()
+    gone.end()
+    tag = owners.tag(gone.pid)
+    volume, container, network = "handoff-201912-backup", f"handoff-{tag}-web", f"handoff-{tag}ff-net"
+    namespace, link, disk = f"handoff-{tag}-1-host", f"hv{tag}9", Path(tempfile.mkdtemp(prefix="handoff-look-alike-"))
+    made: list[tuple[str, ...]] = []
+    try:
+        _engine("volume", "create", volume)
+        made.append(("volume", "rm", "-f", volume))
+        _engine("run", "-d", "--name", container, "--network", "none", image.recipe().tag, "sleep", "600")
+        made.append(("rm", "-f", "-t", "0", container))
+        _engine("network", "create", network)
+        made.append(("network", "rm", "-f", network))
+        subprocess.run(["ip", "netns", "add", namespace], check=True)
+        subprocess.run(["ip", "link", "add", link, "type", "veth", "peer", "name", f"hp{tag}9"], check=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "handoff-disk-3ffff0", str(disk)], check=True)
+        (disk / "data").write_text("kept")
+
+        def all_there() -> None:
+            assert _engine("volume", "ls", "--format", "{{.Name}}").split().count(volume) == 1
+            assert _engine("ps", "--format", "{{.Names}}").split().count(container) == 1  # still running
+            assert _engine("network", "ls", "--format", "{{.Name}}").split().count(network) == 1
+            assert namespace in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+            assert subprocess.run(["ip", "link", "show", link], capture_output=True).returncode == 0
+            assert (disk / "data").read_text() == "kept"
+
+        dry = subprocess.run([sys.executable, "-m", "handoff", "clean", "--dry-run"], capture_output=True, text=True,
+                             timeout=120)
+        assert dry.returncode == 0, dry.stderr
+        for kind, name in [("volume", volume), ("container", container), ("network", network),
+                           ("namespace", namespace), ("link", link), ("mount", str(disk))]:
+            assert f"leaving alone {kind} {name}: no run of this tool" in dry.stdout
+        clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=120)
+        assert clean.returncode == 0, clean.stderr
+        all_there()
+        run = subprocess.run([sys.executable, "-m", "handoff", "run", "same-process"], capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr
+        all_there()
+    finally:
+        subprocess.run(["umount", str(disk)], capture_output=True)
+        disk.rmdir()
+        subprocess.run(["ip", "link", "del", link], capture_output=True)
+        subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
+        for command in made:
+            subprocess.run(Engine().command(*command), capture_output=True, env=Engine().env(), timeout=120)

@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from handoff import leftovers, owners
 from handoff.containers import engine, image
 from handoff.containers.lifeline import Lifeline
 from handoff.worker import lifeline as worker_lifeline
@@ -67,13 +66,6 @@ def test_podman_gets_limits_it_can_set():
     assert f'"nofile={nofile}:{nofile}"' in config
     nproc = int(config.split('"nproc=')[1].split(":")[0])
     assert nproc <= engine._pid_max()
-
-
-def test_engine_names_carry_their_owner():
-    pattern = leftovers._NAMED
-    assert leftovers._owner(pattern, f"handoff-{owners.tag(4660)}ab-net") == 4660
-    assert leftovers._owner(pattern, f"handoff-{owners.tag(4660)}ab-cross-container-volume-a1") == 4660
-    assert leftovers._owner(pattern, "podman") is None
 
 
 def test_a_worker_holding_the_lifeline_ends_when_the_run_lets_go():

@@ -6,6 +6,7 @@ container's removal."""
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ import time
 import psutil
 
 from handoff import leftovers, owners
+from tests.owners_gone import Owner
 
 
 def until(condition, seconds: float = 10.0) -> None:
@@ -23,15 +25,10 @@ def until(condition, seconds: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-def a_gone_owner() -> int:
-    done = subprocess.Popen(["true"])
-    done.wait()
-    return done.pid
-
-
 def test_a_gone_run_s_container_monitor_and_its_child_are_found_and_killed():
-    owner = a_gone_owner()
-    name = f"handoff-{owners.tag(owner)}ab-cross-container-volume-1234-b1"
+    prefix = f"handoff-{secrets.token_hex(4)}"
+    owner = Owner((owners.ENGINE_PREFIX, prefix))
+    name = f"{prefix}-cross-container-volume-1234-b1"
     environment = {key: value for key, value in os.environ.items() if key != owners.OWNER_VARIABLE}
     # argv[0] "conmon", with conmon's -c and -n, and a child as runc's init would be (a fork:
     # under another argv[0] the interpreter finds only its built-in modules)
@@ -40,8 +37,9 @@ def test_a_gone_run_s_container_monitor_and_its_child_are_found_and_killed():
                                 code], env=environment)
     try:
         until(lambda: psutil.Process(monitor.pid).children())
+        owner.end()
         child = psutil.Process(monitor.pid).children()[0]
-        found = [left for left in leftovers.find() if left.owner == owner]
+        found = [left for left in leftovers.find() if left.owner == owner.pid]
         assert sorted(int(left.name.split()[0]) for left in found) == sorted([monitor.pid, child.pid])
         assert {left.kind for left in found} == {"process"}  # no cgroup: the engine made none for it
         assert leftovers.remove(found) == []
@@ -50,16 +48,34 @@ def test_a_gone_run_s_container_monitor_and_its_child_are_found_and_killed():
     finally:
         monitor.kill()
         monitor.wait()
+        owner.end()
 
 
 def test_a_live_run_s_monitor_is_not_a_leftover():
-    name = f"handoff-{owners.tag(os.getpid())}ab-x-1234-b1"
+    prefix = f"handoff-{owners.tag()}{secrets.token_hex(3)}"
+    owners.note(owners.ENGINE_PREFIX, prefix)
     monitor = subprocess.Popen(["bash", "-c", f'exec -a conmon {sys.executable} -c "import time; time.sleep(60)" '
-                                            f'-n {name}'])
+                                            f'-n {prefix}-x-1234-b1'])
     try:
         until(lambda: psutil.Process(monitor.pid).cmdline()[:1] == ["conmon"])
         assert all(left.owner != os.getpid() for left in leftovers.find())
         assert any(left.owner == os.getpid() for left in leftovers.find(of=os.getpid()))
+    finally:
+        monitor.kill()
+        monitor.wait()
+
+
+def test_a_monitor_whose_container_no_ledger_names_is_left_alone():
+    """A process merely named conmon, watching a container named like the tool's."""
+    owner = Owner()
+    owner.end()
+    monitor = subprocess.Popen(["bash", "-c", f'exec -a conmon {sys.executable} -c "import time; time.sleep(60)" '
+                                            f'-n handoff-{owners.tag(owner.pid)}-web'])
+    try:
+        until(lambda: psutil.Process(monitor.pid).cmdline()[:1] == ["conmon"])
+        assert all(not left.name.startswith(f"{monitor.pid} ") for left in leftovers.find())
+        alone = [thing for thing in leftovers.left_alone() if thing.name.startswith(f"{monitor.pid} ")]
+        assert [thing.why for thing in alone] == [leftovers.NOT_NOTED]
     finally:
         monitor.kill()
         monitor.wait()

@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from handoff import leftovers, owners, runtime_markers
+from tests.owners_gone import Owner
 
 # Waits for a line on stdin, then makes and holds its markers, says so, and sleeps.
 FAKE_RUNTIME = """
@@ -94,11 +95,11 @@ def test_xdg_cache_home_is_where_a_runtime_unpacks_when_it_is_set(tmp_path):
 def test_a_gone_owners_runtime_killed_as_a_leftover_loses_its_markers(tmp_path):
     """The next run kills what a SIGKILLed run left running; a runtime among those held
     its markers open until then, so they were not leftovers yet when they were looked for."""
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
+    gone = Owner()
     runtime = _start(tmp_path, **{owners.OWNER_VARIABLE: str(gone.pid)})
     try:
         _hold(runtime)
+        gone.end()
         mine = [left for left in leftovers.find() if left.kind == "process" and left.owner == gone.pid]
         assert [left.name.split()[0] for left in mine] == [str(runtime.pid)]
         assert leftovers.remove(mine) == []
@@ -107,3 +108,4 @@ def test_a_gone_owners_runtime_killed_as_a_leftover_loses_its_markers(tmp_path):
     finally:
         runtime.kill()
         runtime.wait()
+        gone.end()
