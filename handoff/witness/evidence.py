@@ -44,6 +44,27 @@ class Evidence:
     # step's settings: system-message) and the working directory the runtime's prompt names.
     app_note: str | None = None
     working_directory: str | None = None
+    # On the Copilot-API path (copilot_api.py): the principal whose token sent the
+    # request, and the session the runtime said it was for (x-client-session-id).
+    principal: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """A request that was no chat — the model list, the GitHub MCP server, the GitHub
+    API — or one refused (401: a token the witness did not issue), as the witness
+    answered it. Kept in the same log as the chats, one ``{"call": …}`` line each."""
+
+    at: float
+    method: str
+    path: str
+    status: int
+    principal: str | None  # None: no token, or one the witness did not issue
+
+
+CALL_KEY = "call"
+_CALL_LINE = f'{{"{CALL_KEY}": '
 
 
 class EvidenceLog:
@@ -54,9 +75,14 @@ class EvidenceLog:
         self._lock = threading.Lock()
 
     def write(self, evidence: Evidence) -> None:
+        self._append(json.dumps(asdict(evidence), ensure_ascii=False) + "\n")
+
+    def write_call(self, call: Call) -> None:
+        self._append(json.dumps({CALL_KEY: asdict(call)}, ensure_ascii=False) + "\n")
+
+    def _append(self, line: str) -> None:
         if self._path is None:
             return
-        line = json.dumps(asdict(evidence), ensure_ascii=False) + "\n"
         with self._lock:
             # O_NOFOLLOW: a link put in the file's place is an error, never a way to append elsewhere
             descriptor = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
@@ -72,4 +98,13 @@ def read_evidence(path: Path) -> list[Evidence]:
         return []
     decoder = msgspec.json.Decoder(Evidence)
     with path.open(encoding="utf-8") as log:
-        return [decoder.decode(line) for line in log if line.strip()]
+        return [decoder.decode(line) for line in log if line.strip() and not line.startswith(_CALL_LINE)]
+
+
+def read_calls(path: Path) -> list[Call]:
+    """The log's other requests (:class:`Call`), in the order they came."""
+    if not path.exists():
+        return []
+    decoder = msgspec.json.Decoder(dict[str, Call])
+    with path.open(encoding="utf-8") as log:
+        return [decoder.decode(line)[CALL_KEY] for line in log if line.startswith(_CALL_LINE)]

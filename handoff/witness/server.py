@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 import uuid
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,15 @@ from urllib.parse import parse_qs, urlsplit
 from urllib.parse import unquote as url_unquote
 
 from handoff.witness.answer import Reply, ToolCall, conversation, fact_places, message_text, reply_to
-from handoff.witness.evidence import Evidence, EvidenceLog
+from handoff.witness import copilot_api
+from handoff.witness.evidence import Call, Evidence, EvidenceLog
 from handoff.witness.relay import Relayed, relay
 from handoff.witness.tags import (
     COMPACTION,
     FACT_HEADER,
     INTERACTION_HEADER,
     RUN_HEADER,
+    SESSION_HEADER,
     SUMMARY_HEADER,
     SYSTEM_NOTE_PATTERN,
     TAG_HEADERS,
@@ -84,6 +87,7 @@ def observe(body: dict[str, Any], headers: dict[str, str], reply_kind: str, repl
         tool_called=tool_called,
         app_note=_found(SYSTEM_NOTE_PATTERN, "value", system),
         working_directory=_found(WORKING_DIRECTORY_PATTERN, "path", system),
+        session_id=headers.get(SESSION_HEADER),
     )
 
 
@@ -158,6 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
     api_key: str | None = None  # when set, every request must carry `Authorization: Bearer <key>`
     run_token: str | None = None  # when set, every request must carry it in RUN_HEADER (_from_the_run)
     upstream: str | None = None  # relay mode: the real endpoint's base URL (…/v1) requests go on to
+    tokens: dict[str, str] = {}  # the Copilot-API path: token -> principal, the tokens this witness issued
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # the evidence log is the record; per-request stderr lines would only be noise
@@ -215,12 +220,38 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no control {action}"}})
         return True
 
+    def _copilot_api(self) -> bool:
+        """A request to the Copilot service or the GitHub API (copilot_api.py), answered
+        here whole; False for any other. Its token is its authority, for a run's witness
+        too: the runtime sends the service's own requests (models, the GitHub MCP server,
+        the GitHub API) without the run's header, which only a chat could carry."""
+        kind = copilot_api.route(self.path)
+        if kind is None:
+            return False
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        principal = copilot_api.principal(self.tokens, self.headers.get("authorization"))
+        if principal is None:
+            self._answer_call(copilot_api.REFUSED, None)
+        elif kind == "chat" and self.command == "POST":
+            self._chat(raw, principal)
+        else:
+            self._answer_call(copilot_api.answer(kind), principal)
+        return True
+
+    def _answer_call(self, answer: copilot_api.Answer, principal: str | None) -> None:
+        self.evidence_log.write_call(Call(time.time(), self.command, self.path, answer.status, principal))
+        self._send_json(answer.status, answer.body)
+
+    def do_DELETE(self) -> None:
+        if not self._copilot_api():
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
     def do_GET(self) -> None:
-        if not self._from_the_run() or self._control() or not self._authorized():
+        if self._copilot_api() or not self._from_the_run() or self._control() or not self._authorized():
             return
         if self.upstream:
             self._send_relayed(relay(self.upstream, _after_v1(self.path), "GET", None, self._lower_headers()))
-        elif self.path.rstrip("/") in ("/v1/models", "/models"):
+        elif self.path.rstrip("/") == "/v1/models":
             self._send_json(
                 200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "owned_by": "handoff"}]}
             )
@@ -228,12 +259,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def do_POST(self) -> None:
-        if not self._from_the_run() or self._control() or not self._authorized():
+        if self._copilot_api() or not self._from_the_run() or self._control() or not self._authorized():
             return
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        if self.path.rstrip("/") != "/v1/chat/completions":
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._chat(self.rfile.read(int(self.headers.get("content-length") or 0)))
+
+    def _chat(self, raw: bytes, principal: str | None = None) -> None:
+        """Answer a chat request (relayed, in relay mode), recorded first; ``principal``:
+        whose token sent it, on the Copilot-API path."""
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError as error:
@@ -244,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.upstream:
             self.holds.arrive(held)
             relayed = relay(self.upstream, _after_v1(self.path), "POST", raw, headers)
-            self.evidence_log.write(observe(body, headers, relayed.reply_kind, relayed.reply))
+            self.evidence_log.write(_attributed(observe(body, headers, relayed.reply_kind, relayed.reply), principal))
             self._send_relayed(relayed)
             return
         try:
@@ -252,7 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as error:  # a summary header that is neither keep nor drop
             self._send_json(400, {"error": {"message": f"{SUMMARY_HEADER}: {error}"}})
             return
-        self.evidence_log.write(evidence)
+        self.evidence_log.write(_attributed(evidence, principal))
         self.holds.arrive(held)  # recorded first: the request reached the model, whatever happens next
         model = body.get("model") or MODEL_NAME
         if body.get("stream"):
@@ -289,6 +324,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+
+def _attributed(evidence: Evidence, principal: str | None) -> Evidence:
+    """A chat on the Copilot-API path, with whose token sent it (None: a BYOK chat)."""
+    return evidence if principal is None else replace(evidence, principal=principal)
 
 
 def _usage(text: str) -> dict[str, int]:
@@ -342,13 +382,15 @@ def _after_v1(path: str) -> str:
 
 
 def make_server(host: str, port: int, evidence_path: Path | None, api_key: str | None = None,
-                upstream: str | None = None, run_token: str | None = None) -> ThreadingHTTPServer:
-    """``api_key``: when given, requests without ``Authorization: Bearer <api_key>`` get 401.
-    ``upstream``: relay every request to that endpoint instead of answering (see relay.py).
-    ``run_token``: when given, requests without it in RUN_HEADER get 403 and leave no trace."""
+                upstream: str | None = None, run_token: str | None = None,
+                tokens: dict[str, str] | None = None) -> ThreadingHTTPServer:
+    """``api_key``: when given, BYOK requests without ``Authorization: Bearer <api_key>`` get 401.
+    ``upstream``: relay every BYOK request to that endpoint instead of answering (see relay.py).
+    ``run_token``: when given, BYOK requests without it in RUN_HEADER get 403 and leave no trace.
+    ``tokens``: the Copilot API's tokens (token -> principal); any other gets 401."""
     handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key,
                                                    "upstream": upstream, "holds": ResponseHolds(),
-                                                   "run_token": run_token})
+                                                   "run_token": run_token, "tokens": dict(tokens or {})})
     host = host.removeprefix("[").removesuffix("]")  # an IPv6 address as a URL writes it
     server = type("WitnessServer", (ThreadingHTTPServer,), {"address_family": _family(host)})((host, port), handler)
     server.daemon_threads = True

@@ -26,6 +26,9 @@ SUMMARY_HEADER = "x-handoff-summary"
 # conversation-user, conversation-compaction, or absent after a tool call).
 INTERACTION_HEADER = "x-interaction-type"
 COMPACTION = "conversation-compaction"
+# The session a request is for, as the runtime sends it on the Copilot-API path (measured
+# on runtime 1.0.102; a BYOK provider's requests carry none).
+SESSION_HEADER = "x-client-session-id"
 # The note an app appends to the system prompt (a step's settings: system-message), and
 # how the witness finds it; and where the runtime's system prompt names the session's
 # working directory (measured on runtime 1.0.102).

@@ -1,0 +1,100 @@
+"""The witness as the GitHub Copilot service: the lab's own path, where an app's
+zero-argument ``CopilotClient()`` talks to the Copilot API with a GitHub token instead of
+a BYOK provider.
+
+The runtime sends its Copilot-service requests to ``COPILOT_API_URL`` and its GitHub API
+requests to ``COPILOT_DEBUG_GITHUB_API_URL``; both point at the witness, which tells the
+two APIs apart by path (BYOK's are under ``/v1/``). Measured, request by request
+(runtime 1.0.102 and 1.0.92):
+
+* ``GET /models``: an object with a ``data`` list; the runtime needs ``id``, the SDK's
+  ``list_models()`` ``name`` too. A broken answer sends the chat to the real service, so
+  this one never fails for a token the witness issued.
+* ``POST /chat/completions``: the OpenAI chat wire, as JSON or (``"stream": true``) as
+  Server-Sent Events; ``x-client-session-id`` names the session.
+* ``POST /mcp/readonly`` (the built-in GitHub MCP server, twice a session start): answered
+  at once with 404, which the runtime takes as "no such server"; one held open would
+  block the first turn for a minute.
+* ``/copilot_internal/…`` and ``/telemetry/…`` (the GitHub API): 404 at once, harmless.
+
+**Tokens are the principals.** The witness issues one token per principal (``gho_`` and
+random hex, a prefix the runtime accepts) and records which principal sent each request.
+A request with any other token, or none, is answered 401 and recorded as refused. This
+module only decides; the server (server.py) reads the requests and writes the answers.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+MODELS = ("claude-haiku-4.5", "gpt-5-mini")  # the lab's default model first, then its --model example
+PRINCIPALS = ("alice", "bob")  # one token each: the second shows what another token may do
+TOKEN_PREFIX = "gho_"  # a GitHub OAuth token's prefix: the runtime ignores a token without a known one
+CHAT = "/chat/completions"
+MODELS_PATH = "/models"
+GITHUB_MCP = "/mcp/readonly"
+GITHUB_API = ("/copilot_internal/", "/telemetry/")
+
+
+def issue(principals: tuple[str, ...] = PRINCIPALS) -> dict[str, str]:
+    """A new token for each principal: token -> principal."""
+    return {f"{TOKEN_PREFIX}{secrets.token_hex(18)}": principal for principal in principals}
+
+
+def route(path: str) -> str | None:
+    """Which of the service's requests a path is: "models", "chat", "mcp" or "github";
+    None for one that is not the Copilot API's (BYOK's ``/v1/…``, anything else). A base
+    URL with a path of its own keeps it for some requests and not others (measured), so
+    the end of the path decides."""
+    clean = urlsplit(path).path.rstrip("/")
+    if clean.startswith("/v1/"):
+        return None
+    if clean.endswith(MODELS_PATH):
+        return "models"
+    if clean.endswith(CHAT):
+        return "chat"
+    if clean.endswith(GITHUB_MCP):
+        return "mcp"
+    return "github" if any(part in f"{clean}/" for part in GITHUB_API) else None
+
+
+def principal(tokens: dict[str, str], authorization: str | None) -> str | None:
+    """The principal whose token a request carries; None for no token or one not issued."""
+    scheme, _, given = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not given.strip():
+        return None
+    for token, name in tokens.items():
+        if hmac.compare_digest(given.strip().encode(), token.encode()):
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What to answer a request that is not a chat: a status and a JSON body."""
+    status: int
+    body: dict[str, Any]
+
+
+def models() -> dict[str, Any]:
+    """The model list, in the shape both the runtime and the SDK read."""
+    return {"object": "list", "data": [
+        {"id": model, "name": model, "object": "model", "vendor": "handoff", "version": model,
+         "capabilities": {"type": "chat", "family": model, "supports": {"streaming": True, "tool_calls": True}}}
+        for model in MODELS]}
+
+
+def answer(kind: str) -> Answer:
+    """The answer to a request of an issued token that is not a chat."""
+    if kind == "models":
+        return Answer(200, models())
+    if kind == "mcp":
+        return Answer(404, {"message": "the witness has no GitHub MCP server"})
+    return Answer(404, {"message": "Not Found: the witness answers no GitHub API call"})
+
+
+REFUSED = Answer(401, {"message": "Bad credentials: not a token this witness issued"})

@@ -1,0 +1,86 @@
+"""The witness as the GitHub Copilot service (handoff/witness/copilot_api.py): a client
+shaped like the lab's sample, which imports nothing of the tool, runs offline against it
+with the real runtime, and the evidence names whose token sent every request."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from handoff.fact import Fact
+from handoff.hosts.base import SCRUBBED_ENV, USER_DIRS
+from handoff.runtime_locator import locate_runtime
+from handoff.witness import copilot_api
+from handoff.witness.evidence import read_calls, read_evidence
+from handoff.witness.server import make_server
+
+pytestmark = pytest.mark.e2e
+
+CLIENT = Path(__file__).parent / "clients" / "lab_shaped.py"
+RUN_SECONDS = 120  # a bound for a hung client, not a pace
+
+
+@pytest.fixture
+def witness(tmp_path):
+    """The witness serving both APIs, with one token per principal."""
+    tokens = copilot_api.issue()
+    evidence = tmp_path / "evidence.jsonl"
+    server = make_server("127.0.0.1", 0, evidence, tokens=tokens)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", {name: token for token, name in tokens.items()}, evidence
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _client(url: str, token: str, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """The client as a learner runs it: everything it needs from the environment, as
+    `handoff witness` prints it, with a home of its own."""
+    environment = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV}
+    environment.update(COPILOT_CLI_PATH=str(locate_runtime()), COPILOT_API_URL=url,
+                       COPILOT_DEBUG_GITHUB_API_URL=url, COPILOT_GITHUB_TOKEN=token, HOME=str(home),
+                       XDG_CACHE_HOME=str(USER_DIRS / "local" / ".cache"))  # the runtime unpacked once, not per test
+    return subprocess.run([sys.executable, str(CLIENT), *args], capture_output=True, text=True, env=environment,
+                          timeout=RUN_SECONDS)
+
+
+def test_a_lab_shaped_client_creates_as_one_principal_and_another_resumes_with_no_model(witness, tmp_path):
+    url, token_of, evidence = witness
+    fact = Fact(f"Loyal {secrets.token_hex(2)}", "retail segment")  # any fact, never one the witness knows
+    session_id = f"lab-{secrets.token_hex(4)}"
+    home = tmp_path / "home"
+
+    told = _client(url, token_of["alice"], home, "create", session_id, fact.remember_prompt)
+    assert told.returncode == 0, told.stderr[-2000:]
+    assert "Models: auto, claude-haiku-4.5, gpt-5-mini" in told.stdout
+    assert "Model: claude-haiku-4.5" in told.stdout
+    asked = _client(url, token_of["bob"], home, "resume", session_id, fact.question_prompt)
+    assert asked.returncode == 0, asked.stderr[-2000:]
+    assert fact.is_in(asked.stdout), asked.stdout
+
+    chats = read_evidence(evidence)
+    assert [(chat.principal, chat.session_id, chat.model) for chat in chats] == [
+        ("alice", session_id, "claude-haiku-4.5"), ("bob", session_id, "claude-haiku-4.5")]  # the resume kept its model
+    assert fact.is_in(chats[1].reply)
+    calls = read_calls(evidence)
+    assert {(call.path, call.status) for call in calls if call.principal == "bob"} >= {("/models", 200)}
+    assert all(call.status != 401 for call in calls)
+    assert all(call.path != "/chat/completions" for call in calls)  # chats are evidence, not calls
+
+
+def test_a_token_the_witness_did_not_issue_is_refused_and_leaves_no_chat(witness, tmp_path):
+    url, _, evidence = witness
+    stranger = f"{copilot_api.TOKEN_PREFIX}{secrets.token_hex(18)}"
+    done = _client(url, stranger, tmp_path / "home", "create", f"lab-{secrets.token_hex(4)}", "Reply with just OK.")
+    assert done.returncode != 0
+    assert read_evidence(evidence) == []
+    refused = read_calls(evidence)
+    assert refused and all((call.status, call.principal) == (401, None) for call in refused)
