@@ -21,15 +21,18 @@ def witness(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     evidence: Optional[Path] = typer.Option(None, help="Append a JSON line per request to this file."),
 ) -> None:
-    """Run the witness model standalone (an OpenAI-compatible endpoint)."""
-    from handoff.witness.__main__ import serve
+    """Run the witness model in the foreground for your own app: it answers as the GitHub Copilot API (the lab's path) and as an OpenAI-compatible BYOK provider, and prints the lines that point an app at it.
 
-    if evidence is not None:
-        try:
+    Ctrl-C stops it and prints what it saw: the requests of each token's principal, and where each fact told was seen."""
+    from handoff.app.witness import serve_for_apps
+
+    try:
+        if evidence is not None:
             inputs.writable_file(evidence, "--evidence", keep=read_by_the_tool(), appended=True)
-        except UserError as error:
-            raise fail(str(error), ExitCode.BAD_INPUT)
-    raise typer.Exit(serve(host, port, evidence))
+        code = serve_for_apps(host, port, evidence)
+    except UserError as error:
+        raise fail(str(error), ExitCode.BAD_INPUT)
+    raise typer.Exit(code)
 
 
 def export_k8s(

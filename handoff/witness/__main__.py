@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Callable
 
 from handoff.witness.server import make_server
 from handoff.witness.tags import RUN_TOKEN_VARIABLE
@@ -47,22 +48,31 @@ def _stop(*_) -> None:
 
 
 def serve(host: str, port: int, evidence: Path | None, api_key: str | None = None, upstream: str | None = None,
-          run_token: str | None = None) -> int:
+          run_token: str | None = None, tokens: dict[str, str] | None = None,
+          introduce: Callable[[str], list[str]] | None = None) -> int:
+    """Serve until Ctrl-C or SIGTERM. ``tokens``: the Copilot API's (token -> principal).
+    ``introduce``: for a person, the lines to print before ``Listening:`` given the URL,
+    and a summary of what was seen when it stops."""
     try:
-        server = make_server(host, port, evidence, api_key, upstream, run_token)
+        server = make_server(host, port, evidence, api_key, upstream, run_token, tokens)
     except OSError as error:
         print(f"error: cannot listen on {host}:{port}: {error.strerror}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _stop)
     bound_host, bound_port = server.server_address[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    print(f"Listening: http://{shown}:{bound_port}", flush=True)
+    url = f"http://{shown}:{bound_port}"
+    for line in introduce(url) if introduce else []:
+        print(line)
+    print(f"Listening: {url}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+    if introduce:
+        print("\n".join(server.tally.lines()), flush=True)
     return 0
 
 

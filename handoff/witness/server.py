@@ -26,10 +26,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from urllib.parse import unquote as url_unquote
 
-from handoff.witness.answer import Reply, ToolCall, conversation, fact_places, message_text, reply_to
+from handoff.witness.answer import Reply, ToolCall, conversation, fact_places, facts_stated, message_text, reply_to
 from handoff.witness import copilot_api
 from handoff.witness.evidence import Call, Evidence, EvidenceLog
 from handoff.witness.relay import Relayed, relay
+from handoff.witness.tally import Tally
 from handoff.witness.tags import (
     COMPACTION,
     FACT_HEADER,
@@ -163,6 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
     run_token: str | None = None  # when set, every request must carry it in RUN_HEADER (_from_the_run)
     upstream: str | None = None  # relay mode: the real endpoint's base URL (…/v1) requests go on to
     tokens: dict[str, str] = {}  # the Copilot-API path: token -> principal, the tokens this witness issued
+    tally: Tally  # what it saw, counted (tally.py)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # the evidence log is the record; per-request stderr lines would only be noise
@@ -240,6 +242,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer_call(self, answer: copilot_api.Answer, principal: str | None) -> None:
         self.evidence_log.write_call(Call(time.time(), self.command, self.path, answer.status, principal))
+        self.tally.call(principal)
         self._send_json(answer.status, answer.body)
 
     def do_DELETE(self) -> None:
@@ -280,6 +283,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.holds.arrive(held)
             relayed = relay(self.upstream, _after_v1(self.path), "POST", raw, headers)
             self.evidence_log.write(_attributed(observe(body, headers, relayed.reply_kind, relayed.reply), principal))
+            self.tally.chat(principal, facts_stated(body.get("messages") or []))
             self._send_relayed(relayed)
             return
         try:
@@ -288,6 +292,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, {"error": {"message": f"{SUMMARY_HEADER}: {error}"}})
             return
         self.evidence_log.write(_attributed(evidence, principal))
+        self.tally.chat(principal, facts_stated(body.get("messages") or []))
         self.holds.arrive(held)  # recorded first: the request reached the model, whatever happens next
         model = body.get("model") or MODEL_NAME
         if body.get("stream"):
@@ -390,10 +395,12 @@ def make_server(host: str, port: int, evidence_path: Path | None, api_key: str |
     ``tokens``: the Copilot API's tokens (token -> principal); any other gets 401."""
     handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key,
                                                    "upstream": upstream, "holds": ResponseHolds(),
-                                                   "run_token": run_token, "tokens": dict(tokens or {})})
+                                                   "run_token": run_token, "tokens": dict(tokens or {}),
+                                                   "tally": Tally()})
     host = host.removeprefix("[").removesuffix("]")  # an IPv6 address as a URL writes it
     server = type("WitnessServer", (ThreadingHTTPServer,), {"address_family": _family(host)})((host, port), handler)
     server.daemon_threads = True
+    server.tally = handler.tally  # type: ignore[attr-defined]
     return server
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -84,3 +86,60 @@ def test_a_token_the_witness_did_not_issue_is_refused_and_leaves_no_chat(witness
     assert read_evidence(evidence) == []
     refused = read_calls(evidence)
     assert refused and all((call.status, call.principal) == (401, None) for call in refused)
+
+
+def _started(evidence: Path, *options: str) -> tuple[subprocess.Popen, list[str]]:
+    """`handoff witness`, and the lines it printed before it listened."""
+    witness = subprocess.Popen([sys.executable, "-m", "handoff", "witness", "--evidence", str(evidence), *options],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    printed = []
+    while not (line := witness.stdout.readline()).startswith("Listening: "):
+        if not line:
+            witness.kill()
+            pytest.fail(f"the witness ended before it listened: {witness.communicate()[1]}")
+        printed.append(line)
+    return witness, printed
+
+
+def _sourced(lines: str, home: Path, *args: str) -> subprocess.CompletedProcess:
+    """The client run as a learner runs it: the printed lines pasted into a shell first."""
+    environment = {key: value for key, value in os.environ.items() if key not in SCRUBBED_ENV and key != "COPILOT_CLI_PATH"}
+    environment.update(HOME=str(home), XDG_CACHE_HOME=str(USER_DIRS / "local" / ".cache"))
+    return subprocess.run(["bash", "-c", f'{lines}\nexec "$0" "$@"', sys.executable, str(CLIENT), *args],
+                          capture_output=True, text=True, env=environment, timeout=RUN_SECONDS)
+
+
+def test_the_lines_handoff_witness_prints_run_an_unmodified_app_and_ctrl_c_says_what_it_saw(tmp_path):
+    evidence = tmp_path / "evidence.jsonl"
+    witness, printed = _started(evidence)
+    fact = Fact(f"Dormant {secrets.token_hex(2)}", "retail segment")
+    session_id = f"lab-{secrets.token_hex(4)}"
+    try:
+        assert [line.split("=")[0] for line in printed[:5]] == [
+            "export COPILOT_CLI_PATH", "export COPILOT_API_URL", "export COPILOT_DEBUG_GITHUB_API_URL",
+            "export COPILOT_GITHUB_TOKEN", "# export COPILOT_GITHUB_TOKEN"]
+        first = "".join(printed)
+        second = "".join(line.removeprefix("# ") if line.startswith("# export ") else line for line in printed)
+        told = _sourced(first, tmp_path / "home", "create", session_id, fact.remember_prompt)
+        assert told.returncode == 0, told.stderr[-2000:]
+        asked = _sourced(second, tmp_path / "home", "resume", session_id, fact.question_prompt)
+        assert asked.returncode == 0, asked.stderr[-2000:]
+        assert fact.is_in(asked.stdout)
+    finally:
+        witness.send_signal(signal.SIGINT)
+        said, _ = witness.communicate(timeout=30)
+    assert witness.returncode == 0
+    assert [chat.principal for chat in read_evidence(evidence)] == ["alice", "bob"]
+    summary = said.strip().splitlines()
+    assert summary[0].startswith("Seen: alice ") and "(1 chat), bob " in summary[0] and "refused" not in summary[0]
+    assert summary[1] == f"Fact '{fact.value}' (favourite {fact.topic}): in the chats of alice 1, bob 1."
+
+
+def test_a_port_in_use_is_one_line_and_exit_2():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        done = subprocess.run([sys.executable, "-m", "handoff", "witness", "--port", str(taken.getsockname()[1])],
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "cannot listen on 127.0.0.1:" in done.stderr

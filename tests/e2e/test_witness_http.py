@@ -21,7 +21,8 @@ def witness(tmp_path):
         [sys.executable, "-m", "handoff", "witness", "--evidence", str(evidence)],
         stdout=subprocess.PIPE, text=True,
     )
-    line = process.stdout.readline().strip()
+    while not (line := process.stdout.readline().strip()).startswith("Listening: "):
+        assert line or process.poll() is None, "the witness ended before it listened"
     assert line.startswith("Listening: http://127.0.0.1:")
     yield line.removeprefix("Listening: "), evidence
     process.terminate()

@@ -8,6 +8,7 @@ from copilot.client import ModelInfo
 
 from handoff.witness import copilot_api
 from handoff.witness.evidence import Call, Evidence, EvidenceLog, read_calls, read_evidence
+from handoff.witness.tally import Tally
 
 
 @pytest.mark.parametrize(("path", "kind"), [
@@ -58,3 +59,20 @@ def test_calls_and_chats_share_one_log_and_are_read_apart(tmp_path):
     log.write_call(calls[1])
     assert read_evidence(log_path) == [chat]
     assert read_calls(log_path) == calls
+
+
+def test_the_tally_counts_each_principal_s_requests_and_where_each_fact_was():
+    tally = Tally()
+    assert tally.lines() == ["Seen: no request."]
+    tally.call("alice")
+    tally.chat("alice", {"retail segment": "Loyal"})
+    tally.chat("bob", {"retail segment": "Loyal", "colour": "teal"})
+    tally.chat("bob", {})
+    tally.chat(None, {})
+    tally.call(None)
+    tally.call(None)
+    assert tally.lines() == [
+        "Seen: BYOK 1 (1 chat), alice 2 (1 chat), bob 2 (2 chats), refused 2 (no token, or one this witness did not issue).",
+        "Fact 'Loyal' (favourite retail segment): in the chats of alice 1, bob 1.",
+        "Fact 'teal' (favourite colour): in the chats of bob 1.",
+    ]
