@@ -37,7 +37,8 @@ class Hold(msgspec.Struct, frozen=True):
 
 # --- the model backend, as plain data ---------------------------------------------------
 
-WITNESS = "witness"
+WITNESS = "witness"  # the witness as a BYOK provider (the matrix's path)
+WITNESS_COPILOT_API = "witness-copilot-api"  # the witness as the GitHub Copilot API (the lab's path)
 COPILOT = "copilot"
 OPENAI_COMPATIBLE = "openai-compatible"
 WITNESS_MODEL = "handoff-witness"  # the name the witness reports; it answers to any name
@@ -69,6 +70,8 @@ class Backend(msgspec.Struct, frozen=True):
         if self.kind == OPENAI_COMPATIBLE:
             key = f"key from ${self.api_key_env}" if self.api_key_env else "no key"
             return f"OpenAI-compatible endpoint {self.provider_url}, model {self.model}, {key}"
+        if self.kind == WITNESS_COPILOT_API:
+            return f"embedded witness model as the GitHub Copilot API ({self.model or 'model from list_models'})"
         return f"embedded witness model ({self.model})"
 
     def secret_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:

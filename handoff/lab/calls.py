@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from handoff.guard.ids import shown
-from handoff.protocol import COPILOT, Backend
+from handoff.protocol import COPILOT, WITNESS_COPILOT_API, Backend
 from handoff.runs.record import RunRecord
 from handoff.words import Action, Command
 
@@ -44,18 +44,23 @@ class Calls:
     def line(self, call: str) -> str:
         return f"  sdk: {call}   [{self.here}]"
 
-    def _settings(self) -> str:
-        """The model settings every create and resume is given (a session does not store them)."""
+    def _settings(self, creating: bool) -> str:
+        """The model settings a create or resume is given (a session does not store a
+        provider: BYOK passes it every time). On the Copilot API the client was made with
+        no argument (runtime, service and token from the environment) and a resume is
+        given nothing: the session keeps its model."""
+        if self.backend.kind == WITNESS_COPILOT_API:
+            return f", model={self.backend.model!r}" if creating else ""
         if self.backend.kind == COPILOT:
-            return f"model={self.backend.model!r}, no provider: the Copilot service, github_token from the client"
-        return (f"model={self.backend.model!r}, provider={{'type': 'openai', 'base_url': '{self.provider_url}', "
+            return f", model={self.backend.model!r}, no provider: the Copilot service, github_token from the client"
+        return (f", model={self.backend.model!r}, provider={{'type': 'openai', 'base_url': '{self.provider_url}', "
                 f"'api_key': …}}")
 
     def create(self, session_id: str) -> str:
-        return self.line(f"client.create_session(session_id={shown(session_id)!r}, {self._settings()})")
+        return self.line(f"client.create_session(session_id={shown(session_id)!r}{self._settings(creating=True)})")
 
     def resume(self, session_id: str) -> str:
-        return self.line(f"client.resume_session({shown(session_id)!r}, {self._settings()})")
+        return self.line(f"client.resume_session({shown(session_id)!r}{self._settings(creating=False)})")
 
     def send(self) -> str:
         return self.line("session.send_and_wait(prompt)")

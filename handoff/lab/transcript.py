@@ -11,6 +11,8 @@ import os
 import time
 from typing import Any, Awaitable, Callable
 
+import msgspec
+
 from handoff.errors import UserError
 from handoff.eventlog import events_path
 from handoff.guard.ids import secret_shape, shown
@@ -19,9 +21,10 @@ from handoff.hosts.local import LOCAL_USER_DIR
 from handoff.lab.answers import why_not_named
 from handoff.lab.caller import Caller, ms
 from handoff.lab.calls import Calls, Creator
+from handoff.lab.copilot_path import Tokens, pick_model
 from handoff.lab.options import LOG_DIR, LabFailure, LabOptions, Write, new_lab_session_id
 from handoff.processes import ProcessTracker
-from handoff.protocol import OPENAI_COMPATIBLE
+from handoff.protocol import OPENAI_COMPATIBLE, WITNESS_COPILOT_API
 from handoff.witness.launch import WitnessStartError, start_witness
 from handoff.witness.tags import TAG_HEADERS, request_tags
 from handoff.words import Action, HostKind, TurnKind
@@ -53,26 +56,37 @@ class Lab:
             Recorder,
         )
         from handoff.worker.model import model_source
-        from handoff.worker.sdk import Runtime
+        from handoff.worker.sdk import Runtime, SessionOptions
 
         options = self.options
         self.recorder = Recorder(str(options.home), options.fact, self.backend,
                                  resuming=bool(options.resume or options.resume_most_recent))
         try:
             witness_url = None
+            on_the_api = self.backend.kind == WITNESS_COPILOT_API
+            tokens = Tokens() if on_the_api else None
             if self.backend.seen_on_the_wire:
                 # The witness answers, or (openai-compatible) relays to the endpoint: either
                 # way it records whether each request carried turn 1's fact.
                 relay = ["--relay-to", self.backend.provider_url] if self.backend.kind == OPENAI_COMPATIBLE else []
                 witness_url = await start_witness(self.tracker, options.home / LOG_DIR / "witness.stderr",
-                                                  "--evidence", str(self.evidence_path), *relay)
+                                                  "--evidence", str(self.evidence_path), *relay,
+                                                  env=tokens.witness_environment() if tokens else None)
             tags = request_tags(self.recorder.run_id, STEP, HostKind.LOCAL, options.fact)
-            source = model_source(self.backend, witness_url, tags)
+            source = model_source(self.backend, witness_url, tags, token=tokens.mine if tokens else None)
             self.calls = Calls(self.backend, getattr(source, "base_url", None))
-            self.runtime = Runtime(self.runtime_path, str(options.home), source, env=_runtime_environment())
+            # On the lab's path a resume is given no model (the session keeps its own).
+            session_options = SessionOptions(model=None) if on_the_api else None
+            self.runtime = Runtime(self.runtime_path, str(options.home), source, env=_runtime_environment(),
+                                   options=session_options)
             started = time.monotonic()
             version = await self._sdk("start the runtime", self.runtime.start())
             self.recorder.ready(version, ms(started))
+            if on_the_api:
+                listed = await self._sdk("list_models", self.runtime.models())
+                self.backend = msgspec.structs.replace(self.backend, model=pick_model(listed, self.backend.model))
+                self.recorder.backend = self.backend
+                self.calls = Calls(self.backend)
             code = await self._transcript()
             self.recorder.finish(ok=code == 0)
             return code
@@ -114,8 +128,8 @@ class Lab:
                          "(only resume_session does; see docs/lab.md, 'A finding that corrects the lab').")
             self.say("", "--- Turn 1 (new session) ---")
             self.recorder.session_id = session_id
-            session = await self._sdk("create_session", self.runtime.create(session_id), Action.CREATE,
-                                      shown=self.calls.create(session_id))
+            session = await self._sdk("create_session", self.runtime.create(session_id, self.backend.model),
+                                      Action.CREATE, shown=self.calls.create(session_id))
             await self._turn(session, TurnKind.TELL, turn=1)
             await self._sdk("close the session", self.runtime.close(session), Action.CLOSE, shown=self.calls.close())
             self.say("", "Session closed.", "", "--- Turn 2 (resumed session) ---")

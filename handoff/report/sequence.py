@@ -30,6 +30,7 @@ from handoff import versions
 from handoff.protocol import (
     COPILOT,
     OPENAI_COMPATIBLE,
+    WITNESS_COPILOT_API,
     ActionDone,
     ActionFailed,
     Backend,
@@ -212,6 +213,8 @@ def _model(backend: Backend) -> Participant:
         return Participant(MODEL, "model", "Copilot service", (backend.model, "requests not recorded"))
     if backend.kind == OPENAI_COMPATIBLE:
         return Participant(MODEL, "model", "relay → model", (backend.model, "records every request"))
+    if backend.kind == WITNESS_COPILOT_API:
+        return Participant(MODEL, "model", "witness as Copilot API", (backend.model, "records every request"))
     return Participant(MODEL, "model", "witness model", ("knows only what it is sent", "records every request"))
 
 

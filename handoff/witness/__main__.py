@@ -10,6 +10,7 @@ never from the command line, so it does not show up in the process table).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from handoff.witness.server import make_server
-from handoff.witness.tags import RUN_TOKEN_VARIABLE
+from handoff.witness.tags import RUN_TOKEN_VARIABLE, TOKENS_VARIABLE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,13 +34,27 @@ def main(argv: list[str] | None = None) -> int:
     # `handoff run` gives its witness the run's token in this variable (never on the command
     # line, which every local user can read); then only requests carrying it are heard.
     run_token = os.environ.pop(RUN_TOKEN_VARIABLE, None) or None
+    tokens = _tokens(os.environ.pop(TOKENS_VARIABLE, "{}"))
+    if tokens is None:
+        print(f"error: {TOKENS_VARIABLE} is not a JSON object of tokens and their principals", file=sys.stderr)
+        return 2
     api_key = None
     if args.require_api_key_env:
         api_key = os.environ.get(args.require_api_key_env)
         if not api_key:
             print(f"error: --require-api-key-env {args.require_api_key_env}: that variable is not set or empty", file=sys.stderr)
             return 2
-    return serve(args.host, args.port, args.evidence, api_key, args.relay_to, run_token)
+    return serve(args.host, args.port, args.evidence, api_key, args.relay_to, run_token, tokens)
+
+
+def _tokens(text: str) -> dict[str, str] | None:
+    try:
+        tokens = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(tokens, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tokens.items()):
+        return None
+    return tokens
 
 
 def _stop(*_) -> None:

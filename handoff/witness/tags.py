@@ -38,6 +38,8 @@ WORKING_DIRECTORY_PATTERN = re.compile(r"Current working directory: (?P<path>\S+
 # The run's secret: a witness started by `handoff run` hears only requests that carry it.
 RUN_HEADER = "x-handoff-run"
 RUN_TOKEN_VARIABLE = "HANDOFF_RUN_TOKEN"  # how the coordinator hands it to the witness it starts
+# The Copilot API's tokens (JSON: token -> principal), handed to a witness the same way.
+TOKENS_VARIABLE = "HANDOFF_WITNESS_TOKENS"
 
 
 def request_tags(scenario: str, step: str, host: str, fact: Fact, run_token: str = "") -> dict[str, str]:

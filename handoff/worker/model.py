@@ -12,18 +12,23 @@ import os
 from typing import Mapping
 
 from handoff.errors import UserError
-from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, Backend
+from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, WITNESS_COPILOT_API, Backend
 from handoff.worker.sdk import CopilotService, Provider
 
 NO_KEY = "no-key-configured"  # an endpoint such as Ollama ignores the key; the runtime needs one
 
 
 def model_source(backend: Backend, witness_url: str | None = None, headers: dict[str, str] | None = None,
-                 environ: Mapping[str, str] | None = None) -> Provider | CopilotService:
+                 environ: Mapping[str, str] | None = None, token: str | None = None) -> Provider | CopilotService:
     """A BYOK ``Provider`` or the ``CopilotService``. ``witness_url`` is the witness, or for
     an OpenAI-compatible backend the relay in front of the endpoint (`handoff run`);
-    without it the endpoint is used directly (`handoff lab`)."""
+    without it the endpoint is used directly (`handoff lab`). ``token``: on the witness's
+    Copilot API, the token it issued to this runtime's principal."""
     environ = os.environ if environ is None else environ
+    if backend.kind == WITNESS_COPILOT_API:
+        if not witness_url or not token:
+            raise ValueError("the witness's Copilot API needs its URL and a token it issued")
+        return CopilotService(backend.model, token, api_url=witness_url, headers=dict(headers or {}))
     if backend.kind == COPILOT:
         token = environ.get(backend.token_env or "")
         if not token:

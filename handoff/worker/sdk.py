@@ -7,6 +7,7 @@ home, create / resume / close a session, send a turn, read metadata and the list
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version as package_version
@@ -23,6 +24,7 @@ from handoff.stores.files import STATE_ROOT, SessionFiles
 
 SDK_VERSION = package_version("github-copilot-sdk")  # of the environment this worker runs in
 TURN_TIMEOUT_SECONDS = 60.0  # the SDK's own default
+GITHUB_TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")  # what the runtime reads a token from
 
 
 @dataclass(frozen=True)
@@ -49,13 +51,26 @@ class Provider:
 class CopilotService:
     """The GitHub Copilot service itself instead of a BYOK provider: the runtime picks
     ``model`` from Copilot's own models and authenticates with a GitHub token, which is
-    kept out of repr so it cannot end up in a message or a log."""
+    kept out of repr so it cannot end up in a message or a log. With ``api_url`` the
+    runtime takes that address for the service and for the GitHub API (the witness,
+    witness/copilot_api.py); ``headers`` then go with every turn, as an app's
+    ``request_headers`` do: there is no provider to carry them."""
 
     model: str
     github_token: str = field(repr=False)
+    api_url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
     def config(self) -> None:
         return None  # no BYOK provider: create/resume then use the Copilot service
+
+    def environment(self, base: dict[str, str]) -> dict[str, str]:
+        """The runtime's environment: with ``api_url``, pointed there, and without any
+        GitHub token of the user's (only ``github_token`` is sent, never a real one)."""
+        if self.api_url is None:
+            return base
+        kept = {name: value for name, value in base.items() if name not in GITHUB_TOKEN_VARIABLES}
+        return {**kept, "COPILOT_API_URL": self.api_url, "COPILOT_DEBUG_GITHUB_API_URL": self.api_url}
 
 
 @dataclass(frozen=True)
@@ -194,8 +209,11 @@ class Runtime:
             github_token=getattr(provider, "github_token", None),  # set only for CopilotService
             use_logged_in_user=False,
             session_fs=session_fs,
-            env=env,  # None: this process's own (a worker's was made for it by the coordinator)
+            # None: this process's own (a worker's was made for it by the coordinator)
+            env=provider.environment(dict(os.environ if env is None else env)) if isinstance(provider, CopilotService)
+            else env,
         )
+        self._turn_headers = provider.headers if isinstance(provider, CopilotService) else {}
         self._options = options or SessionOptions(model=provider.model if provider else None)
         self._provider_config = provider.config() if provider else None
         self._files = files
@@ -210,14 +228,19 @@ class Runtime:
     async def stop(self) -> None:
         await self._client.stop()
 
-    async def create(self, session_id: str | None) -> CopilotSession:
+    async def models(self) -> list[str]:
+        """The ids ``list_models()`` offers (on the Copilot service's path; ``auto`` among them)."""
+        return [model.id for model in await self._client.list_models()]
+
+    async def create(self, session_id: str | None, model: str | None = None) -> CopilotSession:
+        """``model``: this create's, instead of the options' (which every resume is given)."""
         return await self._client.create_session(
             session_id=session_id,
             provider=self._provider_config,
             streaming=False,
             tools=self._tools,
             create_session_fs_handler=self._fs_handler,
-            **self._options.arguments(),
+            **{**self._options.arguments(), **({"model": model} if model else {})},
         )
 
     async def resume(self, session_id: str) -> CopilotSession:
@@ -230,11 +253,10 @@ class Runtime:
             **self._options.arguments(),
         )
 
-    @staticmethod
-    async def send(session: CopilotSession, prompt: str, headers: dict[str, str],
+    async def send(self, session: CopilotSession, prompt: str, headers: dict[str, str],
                    timeout: float = TURN_TIMEOUT_SECONDS) -> str | None:
         """Send one turn and return the assistant's final text (None if it gave none)."""
-        reply = await session.send_and_wait(prompt, request_headers=headers, timeout=timeout)
+        reply = await session.send_and_wait(prompt, request_headers={**self._turn_headers, **headers}, timeout=timeout)
         return getattr(reply.data, "content", None) if reply else None
 
     @staticmethod

@@ -77,7 +77,7 @@ def test_transcript_has_the_labs_shape_line_by_line_and_nothing_is_left_in_tmpdi
     assert done.stdout.splitlines() == [
         "== Lab 05: sessions ==",
         "",
-        "Model: handoff-witness",
+        "Model: claude-haiku-4.5",  # from list_models, as the lab's sample picks it
         f"Session id: {sid}",
         "",
         "--- Turn 1 (new session) ---",
@@ -108,7 +108,7 @@ def test_resume_in_a_second_process_remembers_the_fact(tmp_path):
     assert second.stdout.splitlines() == [
         "== Lab 05: sessions ==",
         "",
-        "Model: handoff-witness",
+        "Model: claude-haiku-4.5",  # from list_models, as the lab's sample picks it
         f"Session id: {sid}",
         "",
         "--- Turn 2 (resumed session) ---",
@@ -343,8 +343,9 @@ def test_show_calls_names_each_sdk_call_with_its_process_and_a_resume_names_the_
         "client.resume_session", "session.send_and_wait", "session.disconnect", "client.get_session_metadata"]
     assert len({(c["pid"], c["host"]) for c in calls}) == 1  # one process made every call
     creator_pid = calls[0]["pid"]
-    assert f"client.create_session(session_id='{sid}', model='handoff-witness', provider=" in first.stdout
-    assert "api_key': …}" in first.stdout and "handoff-witness-needs-no-key" not in first.stdout
+    # The lab's path: the client has no arguments, and a resume is given no model.
+    assert f"client.create_session(session_id='{sid}', model='claude-haiku-4.5')   [pid" in first.stdout
+    assert f"client.resume_session('{sid}')   [pid" in first.stdout
     # The transcript itself is the lab's: the calls are extra lines, nothing else changed.
     plain = [line for line in first.stdout.splitlines() if not line.startswith("  sdk: ")]
     assert plain[5:] == ["--- Turn 1 (new session) ---",
@@ -367,6 +368,26 @@ def test_show_calls_names_each_sdk_call_with_its_process_and_a_resume_names_the_
     assert second.stderr.strip() == ("turn 2: the answer names 'At Risk', which this session was told in an earlier "
                                      "run, not 'Champions' (--fact): the context was carried; give --fact 'At Risk' "
                                      "to check for it")
+
+
+def test_another_model_from_the_list_is_used_and_one_not_listed_is_named_with_those_that_are(tmp_path):
+    chosen = lab(tmp_path, "--model", "gpt-5-mini")
+    assert chosen.returncode == 0, chosen.stderr
+    assert "Model: gpt-5-mini" in chosen.stdout.splitlines()
+    unknown = lab(tmp_path, "--model", "no-such-model")
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip() == ("error: --model no-such-model: the service offers no such model; it offers "
+                                      "claude-haiku-4.5, gpt-5-mini")
+
+
+def test_witness_byok_keeps_the_byok_lab_the_provider_passed_on_every_resume(tmp_path):
+    sid = f"byok-{uuid.uuid4().hex[:8]}"
+    done = lab(tmp_path, "--backend", "witness-byok", "--session-id", sid, "--show-calls")
+    assert done.returncode == 0, done.stderr
+    assert "Model: handoff-witness" in done.stdout.splitlines()
+    for call in (f"client.create_session(session_id='{sid}', ", f"client.resume_session('{sid}', "):
+        assert f"{call}model='handoff-witness', provider=" in done.stdout
+    assert "api_key': …}" in done.stdout and "handoff-witness-needs-no-key" not in done.stdout
 
 
 def test_sessions_list_reads_the_session_a_lab_run_left_in_its_home(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 from handoff import backends
 from handoff.backends import Backend, choose, explain
 from handoff.errors import UserError
+from handoff.protocol import WITNESS, WITNESS_COPILOT_API, WITNESS_MODEL
 
 TOKEN = "github_pat_UNIT_TEST_TOKEN_0123"
 
@@ -42,7 +43,7 @@ def test_openai_compatible_keeps_the_variable_name_not_the_key():
 
 
 @pytest.mark.parametrize("kind, model, url, key_env, environ, message", [
-    ("ollama", None, None, None, {}, "--backend ollama: choose one of witness, copilot, openai-compatible"),
+    ("ollama", None, None, None, {}, "--backend ollama: choose one of witness, witness-byok, copilot, openai-compatible"),
     ("witness", " ", None, None, {}, "--model must not be empty"),
     ("witness", None, "http://h/v1", None, {}, "--provider-url is for --backend openai-compatible"),
     ("copilot", None, None, "K", {"GH_TOKEN": "t"}, "--api-key-env is for --backend openai-compatible"),
@@ -142,3 +143,24 @@ def test_preflight_names_an_endpoint_that_is_not_there():
 def test_preflight_leaves_the_other_backends_alone():
     backends.preflight(Backend("copilot", "claude-haiku-4.5", token_env="GH_TOKEN"), environ={})
     backends.preflight(Backend("witness", "handoff-witness"), environ={})
+
+
+def test_witness_is_the_command_s_own_path_and_witness_byok_is_always_byok():
+    assert choose("witness", None, None, None, {}) == Backend(WITNESS, WITNESS_MODEL)  # a run: BYOK, until the matrix moves
+    assert choose("witness", None, None, None, {}, witness=WITNESS_COPILOT_API) == Backend(WITNESS_COPILOT_API, "")
+    assert choose("witness", "gpt-5-mini", None, None, {}, witness=WITNESS_COPILOT_API).model == "gpt-5-mini"
+    for witness in (WITNESS, WITNESS_COPILOT_API):
+        assert choose("witness-byok", None, None, None, {}, witness=witness) == Backend(WITNESS, WITNESS_MODEL)
+    assert Backend(WITNESS_COPILOT_API, "").seen_on_the_wire
+
+
+def test_the_lab_picks_its_model_as_the_sample_does_and_never_auto_by_accident():
+    from handoff.lab.copilot_path import pick_model
+
+    assert pick_model(["auto", "claude-haiku-4.5", "gpt-5-mini"], "") == "claude-haiku-4.5"
+    assert pick_model(["auto", "gpt-5-mini", "o3"], "") == "gpt-5-mini"
+    assert pick_model(["auto", "claude-haiku-4.5", "gpt-5-mini"], "gpt-5-mini") == "gpt-5-mini"
+    with pytest.raises(UserError, match="--model x: the service offers no such model; it offers a, b"):
+        pick_model(["auto", "a", "b"], "x")
+    with pytest.raises(UserError, match="lists no model"):
+        pick_model(["auto"], "")
