@@ -2,10 +2,14 @@
 
 The runtime hands a SessionFs provider every file it writes for a session
 (``events.jsonl``, ``workspace.yaml``, checkpoints, ...). Here each file and directory is
-a row keyed by (session id, portable path). Every change is one statement or one
-transaction, so a writer killed half-way leaves the old row or the new one, never a torn
-one: appending to the event log is a single ``INSERT ... ON CONFLICT DO UPDATE`` that
-concatenates.
+a row keyed by (session id, portable path), holding what was last written whole; what is
+appended after that goes into **chunk rows** (``session_file_chunks``), one an append,
+numbered in order and carrying the file's size after it. An append so writes only what
+it adds, however long the log has grown (it used to rewrite the whole row: quadratic in
+the log's length), and a read joins the row and its chunks in order: the same bytes.
+Every change is one transaction, so a writer killed half-way leaves the old file or the
+new one, never a torn one. A store written before the chunks existed is read as it is
+(its rows, no chunks); appends to it go into chunks.
 
 Paths reach the provider in two forms: ``/state/...`` (the session's state directory as
 configured) and absolute paths under the runtime's own home (``<home>/session-state/
@@ -48,9 +52,18 @@ CREATE TABLE IF NOT EXISTS session_files (
     PRIMARY KEY (session_id, path)
 )
 """
-# A file's new content: the text written, or the stored text and then the text appended.
-REPLACE = "excluded.content"
-APPEND = "session_files.content || excluded.content"
+CHUNKS = """
+CREATE TABLE IF NOT EXISTS session_file_chunks (
+    session_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    size_after BIGINT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (session_id, path, seq)
+)
+"""
+# Everything stored at or below a path, in both tables (a file, or a directory's tree).
+AT_OR_BELOW = "session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')"
 STATE_ROOT = "/state"
 EVENTS = f"{STATE_ROOT}/events.jsonl"
 
@@ -112,11 +125,18 @@ class SessionFiles:
     @staticmethod
     def create_schema(database: Database) -> None:
         database.create_table(SCHEMA)
+        database.create_table(CHUNKS)
+
+    def _size(self) -> str:
+        """SQL for a file's size in bytes (``f`` its row): the last chunk's size after it,
+        or with no chunk the row's own content."""
+        return (f"COALESCE((SELECT c.size_after FROM session_file_chunks c WHERE c.session_id = f.session_id "
+                f"AND c.path = f.path ORDER BY c.seq DESC LIMIT 1), {self.db.byte_length('f.content')})")
 
     def _entry(self, path: str) -> Entry | None:
         found = self.db.row(
-            f"SELECT is_dir, {self.db.byte_length('content')}, mtime, birthtime FROM session_files "
-            "WHERE session_id = {p} AND path = {p}",
+            f"SELECT f.is_dir, {self._size()}, f.mtime, f.birthtime FROM session_files f "
+            "WHERE f.session_id = {p} AND f.path = {p}",
             (self.session_id, path),
         )
         return None if found is None else Entry(bool(found[0]), found[1], found[2], found[3])
@@ -134,12 +154,17 @@ class SessionFiles:
     def _content(self, path: str) -> str | None:
         found = self.db.row("SELECT content FROM session_files WHERE session_id = {p} AND path = {p}",
                             (self.session_id, path))
-        return None if found is None else found[0]
+        return None if found is None else found[0] + self._appended(path)
+
+    def _appended(self, path: str) -> str:
+        """What was appended to a file since it was last written whole, in order."""
+        return "".join(chunk for (chunk,) in self.db.rows(
+            "SELECT content FROM session_file_chunks WHERE session_id = {p} AND path = {p} ORDER BY seq",
+            (self.session_id, path)))
 
     def _stored_length(self, path: str) -> int | None:
-        found = self.db.row(f"SELECT {self.db.byte_length('content')} FROM session_files "
-                            "WHERE session_id = {p} AND path = {p}", (self.session_id, path))
-        return None if found is None else found[0]
+        entry = self._entry(path)
+        return None if entry is None else entry.size
 
     # -- running again on a new connection -------------------------------------------
 
@@ -199,11 +224,13 @@ class SessionFiles:
 
     async def read_file(self, path: str) -> str:
         key = self.paths.portable(path)
+        def whole() -> tuple[str, bool] | None:
+            found = self.db.row("SELECT content, is_dir FROM session_files WHERE session_id = {p} AND path = {p}",
+                                (self.session_id, key))
+            return None if found is None else (found[0] + self._appended(key), bool(found[1]))
+
         async with self._lock:
-            found = self._read(lambda: self.db.row(
-                "SELECT content, is_dir FROM session_files WHERE session_id = {p} AND path = {p}",
-                (self.session_id, key),
-            ))
+            found = self._read(whole)
         if found is None:
             raise _missing(path)
         if found[1]:
@@ -213,8 +240,7 @@ class SessionFiles:
     async def write_file(self, path: str, content: str) -> None:
         key = self.paths.portable(path)
         async with self._lock:
-            await self._change(lambda: self._put(path, key, content, REPLACE),
-                               stored=lambda: self._content(key) == content)
+            await self._change(lambda: self._write(key, content), stored=lambda: self._content(key) == content)
 
     async def append_file(self, path: str, content: str) -> None:
         key = self.paths.portable(path)
@@ -229,7 +255,7 @@ class SessionFiles:
                 return found is not None and found.endswith(content) and self._stored_length(key) == length[0]
 
             try:
-                await self._change(lambda: self._put(path, key, content, APPEND, length), stored)
+                await self._change(lambda: self._append(path, key, content, length), stored)
             except UnsureChange:
                 self._unsure[key] = (length[0], content)
                 raise
@@ -248,24 +274,46 @@ class SessionFiles:
             return content[len(earlier):]
         return content
 
-    async def _put(self, path: str, key: str, content: str, new_content: str, length: list[int] | None = None) -> None:
-        """Create the file (and its parents) or replace/extend it, in one transaction;
-        the file's new content is one SQL expression, so an append is a single upsert.
-        ``length``, for an append: set to the file's new length in bytes before the commit."""
+    async def _write(self, key: str, content: str) -> None:
+        """Create the file (and its parents) or replace it whole, in one transaction: its
+        row holds the content, and what was appended to it before is gone."""
         now = time.time()
         with self.db.transaction():
             self._ensure_directories(posixpath.dirname(key), now)
-            (new_length,) = self.db.row(
+            self.db.execute(
                 "INSERT INTO session_files (session_id, path, is_dir, content, mtime, birthtime) "
                 "VALUES ({p}, {p}, FALSE, {p}, {p}, {p}) ON CONFLICT (session_id, path) "
-                f"DO UPDATE SET content = {new_content}, mtime = excluded.mtime, is_dir = FALSE "
-                f"RETURNING {self.db.byte_length('content')}",
+                "DO UPDATE SET content = excluded.content, mtime = excluded.mtime, is_dir = FALSE",
                 (self.session_id, key, content, now, now),
             )
-            if length is not None:
-                length[:] = [new_length]
-                if self.hold_before_commit is not None:
-                    await self.hold_before_commit(path)
+            self.db.execute("DELETE FROM session_file_chunks WHERE session_id = {p} AND path = {p}",
+                            (self.session_id, key))
+
+    async def _append(self, path: str, key: str, content: str, length: list[int]) -> None:
+        """Add a chunk after the file's last one (creating the file and its parents when
+        it is new), in one transaction; ``length`` is set to the file's new size in bytes
+        before the commit. The file's row is touched first (its mtime): that takes its
+        lock on PostgreSQL, so two writers appending to one file queue there and the
+        second numbers its chunk after the first's (SQLite lets one writer in anyway)."""
+        now = time.time()
+        with self.db.transaction():
+            self._ensure_directories(posixpath.dirname(key), now)
+            (base,) = self.db.row(
+                "INSERT INTO session_files (session_id, path, is_dir, content, mtime, birthtime) "
+                "VALUES ({p}, {p}, FALSE, '', {p}, {p}) ON CONFLICT (session_id, path) "
+                "DO UPDATE SET mtime = excluded.mtime, is_dir = FALSE "
+                f"RETURNING {self.db.byte_length('content')}",
+                (self.session_id, key, now, now),
+            )
+            last = self.db.row("SELECT seq, size_after FROM session_file_chunks WHERE session_id = {p} AND path = {p} "
+                               "ORDER BY seq DESC LIMIT 1", (self.session_id, key))
+            seq, size = last if last is not None else (0, base)
+            new_size = size + len(content.encode("utf-8", "surrogatepass"))
+            self.db.execute("INSERT INTO session_file_chunks (session_id, path, seq, size_after, content) "
+                            "VALUES ({p}, {p}, {p}, {p}, {p})", (self.session_id, key, seq + 1, new_size, content))
+            length[:] = [new_size]
+            if self.hold_before_commit is not None:
+                await self.hold_before_commit(path)
 
     async def exists(self, path: str) -> bool:
         """Whether ``path`` is stored. When the store cannot say (it is out of reach), the
@@ -338,10 +386,7 @@ class SessionFiles:
             if entry.is_dir and not recursive and self._children(key):
                 raise OSError(errno.ENOTEMPTY, os.strerror(errno.ENOTEMPTY), path)
             with self.db.transaction():
-                self.db.execute(
-                    "DELETE FROM session_files WHERE session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')",
-                    (self.session_id, key, _like_prefix(key)),
-                )
+                self._delete(key)
 
         async with self._lock:
             await self._change(remove, stored=lambda: self._entry(key) is None)
@@ -359,16 +404,21 @@ class SessionFiles:
         if self._entry(src) is None:
             raise _missing(source)
         with self.db.transaction():
-            self.db.execute(
-                "DELETE FROM session_files WHERE session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')",
-                (self.session_id, dest, _like_prefix(dest)),
-            )
+            self._delete(dest)
             self._ensure_directories(posixpath.dirname(dest), now)
             self.db.execute(
-                "UPDATE session_files SET path = CAST({p} AS TEXT) || substr(path, {p}), mtime = {p} "
-                "WHERE session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')",
+                f"UPDATE session_files SET path = CAST({{p}} AS TEXT) || substr(path, {{p}}), mtime = {{p}} WHERE {AT_OR_BELOW}",
                 (dest, len(src) + 1, now, self.session_id, src, _like_prefix(src)),
             )
+            self.db.execute(
+                f"UPDATE session_file_chunks SET path = CAST({{p}} AS TEXT) || substr(path, {{p}}) WHERE {AT_OR_BELOW}",
+                (dest, len(src) + 1, self.session_id, src, _like_prefix(src)),
+            )
+
+    def _delete(self, key: str) -> None:
+        """Delete a file or a directory's tree, with what was appended to its files."""
+        for table in ("session_files", "session_file_chunks"):
+            self.db.execute(f"DELETE FROM {table} WHERE {AT_OR_BELOW}", (self.session_id, key, _like_prefix(key)))
 
     def read_events(self) -> str | None:
         """The session's event log as stored, for the worker's evidence (None if absent)."""

@@ -33,7 +33,8 @@ def store_url(request, tmp_path):
         return f"sqlite:///{tmp_path / 'store.db'}"
     url = request.getfixturevalue("postgres_url")
     database = connect(url)
-    database.execute("DROP TABLE IF EXISTS session_files")
+    for table in ("session_files", "session_file_chunks"):
+        database.execute(f"DROP TABLE IF EXISTS {table}")
     database.close()
     return url
 
@@ -99,6 +100,47 @@ def test_append_creates_and_extends(store_url):
     run(files.append_file("/state/events.jsonl", '{"n": 2}\n'))
     assert run(files.read_file("/state/events.jsonl")) == '{"n": 1}\n{"n": 2}\n'
     assert files.read_events() == '{"n": 1}\n{"n": 2}\n'
+
+
+def test_an_append_writes_only_what_it_adds_and_every_change_keeps_the_bytes(store_url):
+    """The log is the row's content and then its chunks, one an append: an append adds a
+    row and never rewrites what is stored. A whole write, a rename and a removal keep
+    the file's bytes and size what they were on one row."""
+    files = files_for(store_url)
+    log = "/state/events.jsonl"
+    events = [f'{{"n": {n}, "text": "ü{"x" * n}"}}\n' for n in range(40)]
+    for event in events:
+        run(files.append_file(log, event))
+    whole = "".join(events)
+    assert run(files.read_file(log)) == whole
+    assert run(files.stat(log)).size == len(whole.encode())
+    chunks = files.db.rows("SELECT seq, size_after FROM session_file_chunks WHERE path = {p} ORDER BY seq", ("/state/events.jsonl",))
+    assert [seq for seq, _ in chunks] == list(range(1, 41))
+    assert files.db.row("SELECT content FROM session_files WHERE path = {p}", ("/state/events.jsonl",)) == ("",)
+    run(files.rename("/state", "/moved"))
+    assert run(files.read_file("/moved/events.jsonl")) == whole and not run(files.exists(log))
+    run(files.write_file("/moved/events.jsonl", "fresh\n"))
+    run(files.append_file("/moved/events.jsonl", "more\n"))
+    assert run(files.read_file("/moved/events.jsonl")) == "fresh\nmore\n"
+    assert run(files.stat("/moved/events.jsonl")).size == len("fresh\nmore\n")
+    run(files.rm("/moved", recursive=True, force=False))
+    assert files.db.rows("SELECT * FROM session_file_chunks") == []
+
+
+def test_a_store_written_before_the_chunks_existed_is_read_and_appended_to(store_url):
+    """A store made with the earlier schema (one row a file, no chunk table)."""
+    database = connect(store_url)
+    database.execute("CREATE TABLE session_files (session_id TEXT NOT NULL, path TEXT NOT NULL, is_dir BOOLEAN NOT NULL, "
+                     "content TEXT NOT NULL DEFAULT '', mtime DOUBLE PRECISION NOT NULL, "
+                     "birthtime DOUBLE PRECISION NOT NULL, PRIMARY KEY (session_id, path))")
+    for path, is_dir, content in (("/state", True, ""), ("/state/events.jsonl", False, '{"n": 1}\n')):
+        database.execute("INSERT INTO session_files VALUES ({p}, {p}, {p}, {p}, 1.0, 1.0)", ("s1", path, is_dir, content))
+    database.close()
+    files = files_for(store_url)
+    assert run(files.read_file("/state/events.jsonl")) == '{"n": 1}\n'
+    run(files.append_file("/state/events.jsonl", '{"n": 2}\n'))
+    assert run(files.read_file("/state/events.jsonl")) == '{"n": 1}\n{"n": 2}\n'
+    assert run(files.stat("/state/events.jsonl")).size == 18
 
 
 def test_concurrent_appends_from_two_connections_lose_nothing(store_url):
