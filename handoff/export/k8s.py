@@ -31,6 +31,7 @@ API schemas (the ``kubernetes-validate`` package).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -105,6 +106,31 @@ def _name(*parts: str) -> str:
     return text[:63].rstrip("-")
 
 
+def _told_apart(name: str, original: str) -> str:
+    """``name`` with a hash of the step's own name at its end, within the 63 characters."""
+    return f"{name[:56].rstrip('-')}-{hashlib.sha256(original.encode()).hexdigest()[:6]}"
+
+
+def step_names(scenario: Scenario) -> dict[str, tuple[str, str]]:
+    """Each step's Job name and ``step`` label in the cluster. Names map onto what
+    Kubernetes allows (lowercase, '-', 63 characters), so two steps can map onto one
+    (``A`` and ``a``, ``tell_step`` and ``tell-step``, names alike in their first 63
+    characters): those are told apart by a hash of their own names. Two objects of one
+    kind and name would replace each other, and a label two Jobs share would apply both."""
+    jobs = {step.name: _name(scenario.name, step.name) for step in scenario.steps}
+    labels = {step.name: _name(step.name) for step in scenario.steps}
+    clashing = {step for step in jobs if list(jobs.values()).count(jobs[step]) > 1
+                or list(labels.values()).count(labels[step]) > 1}
+    names = {step: (_told_apart(jobs[step], step), _told_apart(labels[step], step)) if step in clashing
+             else (jobs[step], labels[step]) for step in jobs}
+    for index in (0, 1):
+        taken = [pair[index] for pair in names.values()]
+        if len(set(taken)) < len(taken):  # a hash that met another step's name: no guess at a third
+            raise UserError(f"{scenario.name} cannot be exported to Kubernetes: its steps' names map onto one name "
+                            f"there ({', '.join(sorted(jobs))}); rename a step")
+    return names
+
+
 def _labels(scenario: Scenario, **more: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": LABEL, f"{LABEL}/scenario": _name(scenario.name), **more}
 
@@ -125,19 +151,20 @@ def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: st
                                      "labels": _labels(scenario, **{f"{LABEL}/role": "home"})},
                         "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}}})
     session_id = scenario.session_id or new_session_id()
+    names = step_names(scenario)
     for step in scenario.steps:
         given = session_id if step.session == StepSession.PASSED else new_session_id()
-        objects += _step(scenario, step, image, fact, store_url, given)
+        objects += _step(scenario, step, image, fact, store_url, given, *names[step.name])
     return objects
 
 
-def _step(scenario: Scenario, step: Step, image: str, fact: Fact, store_url: str | None, session_id: str) -> list[dict]:
-    job = _name(scenario.name, step.name)
+def _step(scenario: Scenario, step: Step, image: str, fact: Fact, store_url: str | None, session_id: str,
+          job: str, label: str) -> list[dict]:
     host = PodHost(step.host)
     spec = worker_spec(scenario.name, step, host, HOME, session_id, fact=fact, backend=Backend(), runtime_path="",
                        witness_url=host.witness_url(""),
                        store_url=store_url if scenario.store == StoreKind.POSTGRES else None)
-    labels = _labels(scenario, **{f"{LABEL}/step": _name(step.name), f"{LABEL}/host": _name(step.host)})
+    labels = _labels(scenario, **{f"{LABEL}/step": label, f"{LABEL}/host": _name(step.host)})
     shared = scenario.store == StoreKind.HOME and step.home == HomeKind.SHARED
     home = {"persistentVolumeClaim": {"claimName": _name(scenario.name, "home")}} if shared else {"emptyDir": {}}
     secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",

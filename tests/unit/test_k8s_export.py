@@ -4,6 +4,7 @@ Kubernetes API schemas accept; the others are refused with the reason."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import kubernetes_validate
 import pytest
@@ -42,6 +43,34 @@ def test_the_manifests_pass_the_kubernetes_schemas(name):
         kubernetes_validate.validate(document, kubernetes_validate.latest_version(), strict=True)
     jobs = [d for d in documents if d["kind"] == "Job"]
     assert [j["metadata"]["labels"]["copilot-handoff/step"] for j in jobs] == [s.name.lower() for s in loaded.steps]
+    _no_two_objects_alike(documents)
+
+
+def _no_two_objects_alike(documents: list[dict]) -> None:
+    """No two objects of one kind and name (one would replace the other), and no step
+    label two Jobs share (applying one step would apply both)."""
+    named = [(d["kind"], d["metadata"]["name"]) for d in documents]
+    assert len(set(named)) == len(named), named
+    steps = [d["metadata"]["labels"]["copilot-handoff/step"] for d in documents if d["kind"] == "Job"]
+    assert len(set(steps)) == len(steps), steps
+
+
+LONG = "x" * 30
+
+
+@pytest.mark.parametrize("first, second", [("A", "a"), ("tell_step", "tell-step"), (f"{LONG}-one", f"{LONG}-two")])
+def test_steps_whose_names_map_onto_one_cluster_name_get_names_of_their_own(tmp_path, first, second):
+    path = tmp_path / f"{'long-scenario-name-' * 3}"[:40].rstrip("-").__add__(".toml")  # 40 characters at most
+    steps = "".join(f'[[steps]]\nname = "{name}"\nactions = {actions}\n' for name, actions in
+                    ((first, '["create", "tell", "close"]'), (second, '["resume", "ask", "close"]\nexpect = "kept"')))
+    head = (Path(scenario_files.available()["cross-process"]).read_text().split("[[steps]]")[0]
+            .replace("Cross process", "Two steps alike"))
+    path.write_text(head + steps)
+    loaded = scenario_files.load(path)
+    documents = list(yaml.safe_load_all(k8s.render(loaded, k8s.manifests(loaded, IMAGE, Fact(), STORE))))
+    _no_two_objects_alike(documents)
+    for document in documents:
+        kubernetes_validate.validate(document, kubernetes_validate.latest_version(), strict=True)
 
 
 def test_each_step_gets_the_worker_spec_with_the_id_passed_along():
