@@ -15,7 +15,7 @@ RUNTIME_STAMPS := $(patsubst %/package-lock.json,%/node_modules/.installed,$(wil
 SDK_STAMPS := $(patsubst sdks/%/requirements.txt,.state/sdks/%/.installed,$(wildcard sdks/*/requirements.txt))
 NODE_WORKER_STAMP := sdks/node/node_modules/.installed
 
-.PHONY: setup runtimes handoff faults test coverage bench soak mutate clean containers docs
+.PHONY: setup runtimes handoff faults test coverage bench bench-growth soak mutate clean containers docs
 
 # The Node.js worker (21 MB) is part of setup, so that `make handoff` runs the cross-SDK
 # rungs (scenarios/cross-sdk-*.toml) on a fresh clone.
@@ -129,6 +129,14 @@ coverage: setup runtimes
 # `make bench BENCH_ARGS=--quick` for a rough pass in under 2 minutes (105 s).
 bench: setup
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Growth (bench/growth.py, not part of `make test`): what one more event costs each session
+# store at 10, 100, 1,000 and 10,000 events, beside the peers (OpenAI Agents' sessions and
+# LangGraph's savers, the `bench` extra, installed here) on the same SQLite and PostgreSQL.
+# Writes its block of BENCHMARKS.md; `make bench-growth GROWTH_ARGS=--quick` for a rough pass.
+bench-growth: setup
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.growth $(GROWTH_ARGS)
 
 # Load check (bench/soak.py, not part of `make test`): the default matrix idle, then 5 times
 # beside 2 busy processes per core (--jobs up to 2 × nproc), then from empty runtime caches;

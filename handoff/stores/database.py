@@ -64,6 +64,8 @@ class Database:
     def has_table(self, name: str) -> bool:
         raise NotImplementedError
 
+    locks_rows = ""  # what ends a SELECT to lock the rows it reads until the commit (SQLite: one writer anyway)
+
     def create_table(self, ddl: str) -> None:
         """Run a CREATE TABLE IF NOT EXISTS safely when several workers start at once
         (PostgreSQL's IF NOT EXISTS is not safe against a concurrent creator)."""
@@ -157,6 +159,8 @@ class PostgresDatabase(Database):
 
     def byte_length(self, column: str) -> str:
         return f"octet_length({column})"
+
+    locks_rows = " FOR UPDATE"
 
     def _serialize_schema_changes(self) -> None:
         self.execute("SELECT pg_advisory_xact_lock(hashtext('handoff schema'))")

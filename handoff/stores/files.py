@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS session_file_chunks (
     path TEXT NOT NULL,
     seq BIGINT NOT NULL,
     size_after BIGINT NOT NULL,
+    mtime DOUBLE PRECISION NOT NULL,
     content TEXT NOT NULL,
     PRIMARY KEY (session_id, path, seq)
 )
@@ -127,16 +128,14 @@ class SessionFiles:
         database.create_table(SCHEMA)
         database.create_table(CHUNKS)
 
-    def _size(self) -> str:
-        """SQL for a file's size in bytes (``f`` its row): the last chunk's size after it,
-        or with no chunk the row's own content."""
-        return (f"COALESCE((SELECT c.size_after FROM session_file_chunks c WHERE c.session_id = f.session_id "
-                f"AND c.path = f.path ORDER BY c.seq DESC LIMIT 1), {self.db.byte_length('f.content')})")
-
     def _entry(self, path: str) -> Entry | None:
+        """A file's or directory's row; a file's size and mtime are its last chunk's, when
+        something was appended since it was last written whole."""
         found = self.db.row(
-            f"SELECT f.is_dir, {self._size()}, f.mtime, f.birthtime FROM session_files f "
-            "WHERE f.session_id = {p} AND f.path = {p}",
+            f"SELECT f.is_dir, COALESCE(c.size_after, {self.db.byte_length('f.content')}), COALESCE(c.mtime, f.mtime), "
+            "f.birthtime FROM session_files f LEFT JOIN session_file_chunks c ON c.session_id = f.session_id "
+            "AND c.path = f.path AND c.seq = (SELECT MAX(seq) FROM session_file_chunks "
+            "WHERE session_id = f.session_id AND path = f.path) WHERE f.session_id = {p} AND f.path = {p}",
             (self.session_id, path),
         )
         return None if found is None else Entry(bool(found[0]), found[1], found[2], found[3])
@@ -292,25 +291,25 @@ class SessionFiles:
     async def _append(self, path: str, key: str, content: str, length: list[int]) -> None:
         """Add a chunk after the file's last one (creating the file and its parents when
         it is new), in one transaction; ``length`` is set to the file's new size in bytes
-        before the commit. The file's row is touched first (its mtime): that takes its
-        lock on PostgreSQL, so two writers appending to one file queue there and the
-        second numbers its chunk after the first's (SQLite lets one writer in anyway)."""
+        before the commit. Only the chunk is written: the file's row is read, and locked
+        on PostgreSQL, so two writers appending to one file queue there and the second
+        numbers its chunk after the first's (SQLite lets one writer in anyway)."""
         now = time.time()
         with self.db.transaction():
             self._ensure_directories(posixpath.dirname(key), now)
-            (base,) = self.db.row(
+            self.db.execute(
                 "INSERT INTO session_files (session_id, path, is_dir, content, mtime, birthtime) "
-                "VALUES ({p}, {p}, FALSE, '', {p}, {p}) ON CONFLICT (session_id, path) "
-                "DO UPDATE SET mtime = excluded.mtime, is_dir = FALSE "
-                f"RETURNING {self.db.byte_length('content')}",
+                "VALUES ({p}, {p}, FALSE, '', {p}, {p}) ON CONFLICT (session_id, path) DO NOTHING",
                 (self.session_id, key, now, now),
             )
+            (base,) = self.db.row(f"SELECT {self.db.byte_length('content')} FROM session_files "
+                                  f"WHERE session_id = {{p}} AND path = {{p}}{self.db.locks_rows}", (self.session_id, key))
             last = self.db.row("SELECT seq, size_after FROM session_file_chunks WHERE session_id = {p} AND path = {p} "
                                "ORDER BY seq DESC LIMIT 1", (self.session_id, key))
             seq, size = last if last is not None else (0, base)
             new_size = size + len(content.encode("utf-8", "surrogatepass"))
-            self.db.execute("INSERT INTO session_file_chunks (session_id, path, seq, size_after, content) "
-                            "VALUES ({p}, {p}, {p}, {p}, {p})", (self.session_id, key, seq + 1, new_size, content))
+            self.db.execute("INSERT INTO session_file_chunks (session_id, path, seq, size_after, mtime, content) "
+                            "VALUES ({p}, {p}, {p}, {p}, {p}, {p})", (self.session_id, key, seq + 1, new_size, now, content))
             length[:] = [new_size]
             if self.hold_before_commit is not None:
                 await self.hold_before_commit(path)
