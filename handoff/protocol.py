@@ -14,11 +14,23 @@ coordinator can all use it.
 from __future__ import annotations
 
 import os
-from typing import Mapping, Union
+from typing import Annotated, Mapping, Union
 
 import msgspec
 
 from handoff.words import SdkLanguage
+
+# --- numbers read back: bounded where they are decoded -----------------------------------
+
+# A worker's line, a stored run or the witness's evidence may come from elsewhere (a run
+# edited by hand, a worker gone wrong). Every number in them is decoded into one of these,
+# so no reader meets an integer no float can hold (10**400: OverflowError in a division),
+# a float that is not finite, or a time no date can show in some time zone: a value out of
+# bounds makes that one record unreadable, said as such, never an exception in a reader.
+LATEST_TIME = 253402128000.0  # 9999-12-30T00:00:00Z: still before year 10000 in every time zone
+Integer = Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]  # exact as a float too
+Number = Annotated[float, msgspec.Meta(ge=-1e15, le=1e15)]
+Time = Annotated[float, msgspec.Meta(ge=0.0, le=LATEST_TIME)]  # seconds since 1970, as time.time() gives
 
 # --- holds: where a worker waits for the coordinator's faults ---------------------------
 
@@ -32,7 +44,7 @@ class Hold(msgspec.Struct, frozen=True):
     handoff.words.HOLD_POINTS) of turn ``turn`` (the step's turns counted from 1)."""
 
     point: str
-    turn: int = 1
+    turn: Integer = 1
 
 
 # --- the model backend, as plain data ---------------------------------------------------
@@ -113,14 +125,14 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     # that reports another version is an error of the step, never a silent substitute.
     runtime_version: str | None = None
     sdk_version: str | None = None
-    turn_timeout: float = 60.0  # seconds the SDK waits for a turn's answer
+    turn_timeout: Number = 60.0  # seconds the SDK waits for a turn's answer
     # Guarded resumes by a runtime older than the session's last writer that the scenario
     # declares known-good: (last writer's version, resuming version).
     known_good: tuple[tuple[str, str], ...] = ()
     holds: tuple[Hold, ...] = ()  # where to stop for the coordinator's faults
     # The time on the coordinator's lease clock for this whole step: guarded leases are
     # taken and judged at it. None: the wall clock, as an app would keep.
-    lease_clock: float | None = None
+    lease_clock: Number | None = None
     # The values of the backend's secret variables, only for a worker whose environment
     # cannot carry them (one started over SSH: sshd passes no environment on). They travel
     # on the worker's stdin, never on a command line, and are never written down.
@@ -130,7 +142,7 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     # AppSetting -> SettingValue: what to pass on every create and resume besides the provider.
     settings: dict[str, str] = {}
     # How many turns each ``fill`` action takes (a long history's filler turns).
-    filler_turns: int = 0
+    filler_turns: Integer = 0
 
     def __repr__(self) -> str:  # never show the secrets, whoever prints a spec
         return f"WorkerSpec(scenario={self.scenario!r}, step={self.step!r}, host={self.host!r}, actions={self.actions!r})"
@@ -148,19 +160,19 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
 # --- worker -> coordinator: the events ------------------------------------------------
 
 class _Event(msgspec.Struct, frozen=True, tag_field="event", forbid_unknown_fields=True, kw_only=True):
-    t: float  # time.time() in the worker when it said so
+    t: Time  # time.time() in the worker when it said so
 
 
 class Ready(_Event, tag="ready"):
     """The worker's runtime is up: who and where it is."""
 
-    pid: int
+    pid: Integer
     hostname: str
     address: str | None
     home: str
     runtime_version: str
     sdk_version: str  # as a step's ``sdk`` names it: "1.0.25" (Python), "node@1.0.14" (Node.js)
-    runtime_start_ms: int
+    runtime_start_ms: Integer
     store: str | None = None  # the store's address, without any password
     sdk_language: str = SdkLanguage.PYTHON  # a SdkLanguage: which SDK's worker this is
 
@@ -170,24 +182,24 @@ class ActionDone(_Event, tag="action"):
 
     action: str
     session_id: str | None
-    ms: int
+    ms: Integer
     found: bool | None = None  # metadata: did get_session_metadata return anything
     summary: str | None = None  # metadata: its summary; compact: the summary that replaced the history
     listed: tuple[str, ...] | None = None  # list, resume-most-recent: the ids listed
     registered: tuple[str, ...] | None = None  # discover: the ids the registry lists
     reused: bool = False  # a guarded create that continued an existing session
-    turns: int | None = None  # fill: the filler turns it took, each answered
+    turns: Integer | None = None  # fill: the filler turns it took, each answered
 
 
 class Turn(_Event, tag="turn"):
     """One turn answered. ``turn`` counts the step's turns from 1."""
 
-    turn: int
+    turn: Integer
     kind: str  # a TurnKind
     session_id: str | None
     prompt: str
     answer: str | None
-    ms: int
+    ms: Integer
 
 
 class ActionFailed(_Event, tag="error"):
@@ -196,11 +208,11 @@ class ActionFailed(_Event, tag="error"):
     action: str
     message: str
     refused: bool = False  # the guard said no, rather than the runtime failing
-    ms: int | None = None
-    turn: int | None = None  # for a turn that failed: its number in the step
+    ms: Integer | None = None
+    turn: Integer | None = None  # for a turn that failed: its number in the step
     # A turn the app gave up waiting for: its time-out in seconds. A verdict on such a turn
     # rested on time, and the judgement says so.
-    timeout_s: float | None = None
+    timeout_s: Number | None = None
 
 
 class Skipped(_Event, tag="skipped"):
@@ -213,7 +225,7 @@ class Holding(_Event, tag="holding"):
 
     session_id: str | None
     point: str  # one of HOLD_POINTS
-    turn: int = 1
+    turn: Integer = 1
     during: str | None = None
 
 
@@ -222,25 +234,25 @@ class EventLog(_Event, tag="eventlog"):
 
     session_id: str
     found: bool
-    events: int = 0
-    starts: int = 0
-    resumes: int = 0
+    events: Integer = 0
+    starts: Integer = 0
+    resumes: Integer = 0
     closed_before_resume: bool | None = None
-    resume_event_count: int | None = None
+    resume_event_count: Integer | None = None
     already_in_use: bool | None = None
-    branch_points: int = 0
-    unreadable_lines: int = 0
+    branch_points: Integer = 0
+    unreadable_lines: Integer = 0
     created_by: str | None = None  # the copilotVersion its first session.start records
-    events_before_resume: int | None = None  # events in the log when the last session.resume was written
+    events_before_resume: Integer | None = None  # events in the log when the last session.resume was written
     last_prompt: str | None = None  # the last user.message
     last_reply: str | None = None  # the last assistant.message after it, if any
-    last_reply_ms: int | None = None  # from that prompt to that answer, by the log's timestamps
-    messages_before_resume: int | None = None  # user.message events the last resume had behind it
+    last_reply_ms: Integer | None = None  # from that prompt to that answer, by the log's timestamps
+    messages_before_resume: Integer | None = None  # user.message events the last resume had behind it
 
 
 class Cpu(msgspec.Struct, frozen=True):
-    worker: float  # this worker's own CPU seconds (from its fork, or its interpreter start)
-    runtime: float  # its reaped children: its runtime(s) and what they ran
+    worker: Number  # this worker's own CPU seconds (from its fork, or its interpreter start)
+    runtime: Number  # its reaped children: its runtime(s) and what they ran
 
 
 class Finished(_Event, tag="finished"):

@@ -31,9 +31,13 @@ from handoff.protocol import (
     Event,
     EventLog,
     Finished,
+    LATEST_TIME,
     Holding,
+    Integer,
+    Number,
     Ready,
     Stdout,
+    Time,
     Turn,
     decode_all,
 )
@@ -48,8 +52,8 @@ class FaultRecord(msgspec.Struct, frozen=True):
 
     kind: str  # a FaultKind
     point: str  # a FaultPoint
-    injected_at: float
-    healed_at: float | None = None
+    injected_at: Time
+    healed_at: Time | None = None
     detail: str = ""
 
 
@@ -62,19 +66,19 @@ class StepRecord(msgspec.Struct, dict=True):
     store: str  # a StoreKind
     session_id: str | None  # the id the step was given
     lines: list[str] = []  # the worker's stdout, line by line, as it wrote it
-    exit_code: int | None = None
+    exit_code: Integer | None = None
     timed_out: bool = False
     faults: list[FaultRecord] = []
     stderr_tail: str = ""
     notes: list[str] = []  # what the driver saw besides the worker's lines (a full disk, say)
-    started_at: float = 0.0
-    ended_at: float = 0.0
+    started_at: Time = 0.0
+    ended_at: Time = 0.0
     # What the processes the tool killed in this step (a crash fault, a time-out) had used
     # by then: a killed worker reports nothing itself.
     killed_cpu_s: Cpu | None = None
     # The coordinator's lease clock during the step (guarded steps; None: not given one):
     # what its leases were taken and judged at (handoff/coordinator/lease_clock.py).
-    lease_clock: float | None = None
+    lease_clock: Number | None = None
 
     def view(self) -> StepEvents:
         """The step's events, decoded the first time they are asked for (the coordinator
@@ -158,7 +162,7 @@ class ScenarioRecord(msgspec.Struct):
     scenario: Scenario  # as it was loaded for this run
     steps: list[StepRecord] = []
     evidence: list[Evidence] = []  # the witness's records of this scenario's requests
-    seconds: float = 0.0
+    seconds: Number = 0.0
     skipped: str | None = None  # why it did not run (a missing capability)
     crashed: str | None = None  # why the tool could not finish running it
 
@@ -170,13 +174,13 @@ class Versions(msgspec.Struct, frozen=True):
     python: str
     os: str
     machine: str  # hostname
-    cores: int
+    cores: Integer
 
 
 class RunOptions(msgspec.Struct, frozen=True):
     fact: str  # the value of the fact told (Fact.value); stored apart from its topic
     topic: str
-    jobs: int
+    jobs: Integer
     backend: Backend
     fork_workers: bool = True
     remote_hosts: dict[str, str] = {}  # name -> ssh://user@machine:port/home (no secrets in it)
@@ -192,7 +196,7 @@ class RunOptions(msgspec.Struct, frozen=True):
 class RunRecord(msgspec.Struct):
     id: str
     command: str  # a Command
-    started_at: float
+    started_at: float  # checked in decode(), as a time that can be shown
     finished_at: float
     versions: Versions
     options: RunOptions
@@ -221,7 +225,6 @@ class UnreadableRun(ValueError):
     other (copied from elsewhere, edited by hand), read and checked before it is used."""
 
 
-LATEST_TIME = 253402300799.0  # 9999-12-31T23:59:59Z: a time any date formatting can show
 
 
 def decode(data: bytes) -> RunRecord:

@@ -13,17 +13,19 @@ from pathlib import Path
 
 import msgspec
 
+from handoff.protocol import Integer, Time
+
 
 @dataclass(frozen=True)
 class Evidence:
     """What the witness saw in one request, as the checker reads it later."""
 
-    at: float
+    at: Time
     scenario: str | None
     step: str | None
     host: str | None
     turn: str | None
-    messages_received: int
+    messages_received: Integer
     fact_sent: bool | None  # None when the request named no fact
     reply_kind: str
     reply: str
@@ -56,10 +58,10 @@ class Call:
     API — or one refused (401: a token the witness did not issue), as the witness
     answered it. Kept in the same log as the chats, one ``{"call": …}`` line each."""
 
-    at: float
+    at: Time
     method: str
     path: str
-    status: int
+    status: Integer
     principal: str | None  # None: no token, or one the witness did not issue
 
 

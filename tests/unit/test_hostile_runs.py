@@ -95,3 +95,50 @@ def test_no_value_in_a_stored_run_makes_report_or_runs_fail_as_the_tool(tmp_path
         done = runner.invoke(app, [*command, "--runs-dir", str(root)])
         assert done.exit_code in (0, 1, 2, 4), (command, done.output, done.exception)
         assert "Traceback" not in done.output
+
+
+def reply_time(value: int):
+    """A step line the worker could never write: the event log's reply time as a number
+    no float holds (it was divided by 1000, and `handoff runs` failed for every run)."""
+    def edit(data):
+        waited = {"event": "error", "t": 1.0, "action": "ask", "message": "no answer", "timeout_s": 60.0, "turn": 1}
+        log = {"event": "eventlog", "t": 1.0, "session_id": "s", "found": True, "last_reply": "OK",
+               "last_reply_ms": value}
+        lines = data["scenarios"][0]["steps"][-1]["lines"]
+        lines[-1:-1] = [json.dumps(waited), json.dumps(log)]  # before its finished line
+        return json.dumps(data)
+    return edit
+
+
+def test_a_number_no_float_holds_in_a_step_line_is_an_unreadable_line_not_a_failure(tmp_path):
+    stored(tmp_path, reply_time(10**400))
+    runner = CliRunner()
+    for command in (["runs"], ["report", BAD], ["report", BAD, "--format", "json"], ["diff", GOOD, BAD],
+                    ["report", BAD, "--format", "html", "-o", str(tmp_path / "r.html")]):
+        done = runner.invoke(app, [*command, "--runs-dir", str(tmp_path)])
+        # (report's own exit code says the judgement: 4, since the line could not be read)
+        assert done.exit_code in (0, 1, 2, 4), (command, done.output, done.exception)
+        assert "Traceback" not in done.output and not isinstance(done.exception, OverflowError)
+
+
+@pytest.fixture
+def far_east(monkeypatch):
+    """This process's local time 14 hours east of UTC (Kiritimati), as a user's may be."""
+    import time
+
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("at, readable", [(253402300799.0, False), (253402128000.0, True)])
+def test_the_last_time_a_run_may_carry_shows_as_a_date_east_of_utc(tmp_path, far_east, at, readable):
+    stored(tmp_path, lambda data: {**data, "started_at": at, "finished_at": at})
+    runner = CliRunner()
+    listed = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path)])
+    assert listed.exit_code == 0 and "Traceback" not in listed.output, listed.output
+    report = runner.invoke(app, ["report", BAD, "--runs-dir", str(tmp_path)])
+    assert report.exit_code in ((0, 1) if readable else (2,)), report.output
+    assert readable or "not a time between 1970 and 9999" in report.output

@@ -138,6 +138,14 @@ def test_a_file_that_is_no_ledger_of_this_user_names_nothing(tmp_path, bad):
         ledger.unlink(missing_ok=True)
 
 
+def _exec_done(process: subprocess.Popen) -> None:
+    """Until it has run its program: before that, /proc shows its parent's environment."""
+    deadline = time.monotonic() + 10
+    while psutil.Process(process.pid).cmdline()[:1] != ["sleep"]:
+        assert time.monotonic() < deadline, "it did not start"
+        time.sleep(0.01)
+
+
 def test_a_marked_process_of_another_user_or_of_no_ledger_is_left_alone():
     owner = Owner()
     environment = {**os.environ, owners.OWNER_VARIABLE: str(owner.pid)}
@@ -146,10 +154,8 @@ def test_a_marked_process_of_another_user_or_of_no_ledger_is_left_alone():
     far = subprocess.Popen(["sleep", "60"], env={**os.environ, owners.OWNER_VARIABLE: str(10**12)})
     try:
         owner.end()
-        deadline = time.monotonic() + 10
-        while psutil.Process(theirs.pid).cmdline()[:1] != ["sleep"]:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        for process in (theirs, unledgered, far):
+            _exec_done(process)
         for process in (theirs, unledgered, far):
             assert not _found(str(process.pid))
         assert [thing.why for thing in _alone(str(theirs.pid))] == [f"it belongs to another user (uid {NOBODY})"]
@@ -165,6 +171,7 @@ def test_a_marked_process_started_before_its_owner_is_not_its():
     process of that pid, not this run."""
     early = subprocess.Popen(["sleep", "60"], env={**os.environ, owners.OWNER_VARIABLE: str(os.getpid())})
     try:
+        _exec_done(early)
         me = owners.started(os.getpid())
         start = owners.started(early.pid)
         assert me is not None and start is not None
