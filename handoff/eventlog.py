@@ -24,9 +24,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from handoff.bounded_read import read_bounded
 from handoff.protocol import EventLog
 
 SESSION_STATE = "session-state"  # a home's folder of sessions, one folder each
+# The longest event log read: 10,000 events of a long session are ~15 MB (bench/growth.py's
+# items); a log larger than this is refused unread, not read whole into memory.
+MAX_LOG_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,8 @@ def parse_events(log: bytes) -> tuple[list[dict[str, Any]], int]:
 
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], int]:
-    return parse_events(path.read_bytes())
+    """A log's events, read within a bound (bounded_read.Refused, an OSError, beyond it)."""
+    return parse_events(read_bounded(path, MAX_LOG_BYTES))
 
 
 def summarize_file(path: Path) -> EventLogSummary | None:

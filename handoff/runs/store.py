@@ -17,12 +17,16 @@ from typing import Iterator
 
 import msgspec
 
+from handoff.bounded_read import read_bounded
 from handoff.errors import UserError
 from handoff.runs.record import RunRecord, UnreadableRun, decode, encode
 from handoff.runtime_locator import PROJECT_ROOT
 
 RUNS_DIR = PROJECT_ROOT / ".state" / "runs"
 RECORD = "run.json"
+# The largest record read: a 200-turn history's run is ~2 MB; one beyond this is refused
+# unread, as unreadable, instead of being read whole into memory.
+MAX_RECORD_BYTES = 256 << 20
 PARTIAL = ".partial-"
 
 
@@ -61,7 +65,7 @@ def records(root: Path = RUNS_DIR, command: str | None = None) -> Iterator[RunRe
     version cannot read is passed over."""
     for run_id in reversed(run_ids(root)):
         try:
-            data = (root / run_id / RECORD).read_bytes()
+            data = _record_bytes(root / run_id)
             if command is not None and msgspec.json.decode(data, type=_Command).command != command:
                 continue
             yield decode(data)
@@ -81,7 +85,7 @@ def load(reference: str | None = None, root: Path = RUNS_DIR, command: str | Non
     prefix of it, ``latest``, or the path to a run directory or its run.json."""
     path = _latest_of(command, root) if reference is None and command else _resolve(reference, root)
     try:
-        return Found(path, decode((path / RECORD).read_bytes()))
+        return Found(path, decode(_record_bytes(path)))
     except OSError as error:
         raise UserError(f"run {reference or 'latest'}: cannot read {path / RECORD}: {error.strerror}") from None
     except (msgspec.DecodeError, msgspec.ValidationError, UnreadableRun) as error:
@@ -89,10 +93,14 @@ def load(reference: str | None = None, root: Path = RUNS_DIR, command: str | Non
                         f"({error})") from None
 
 
+def _record_bytes(run_dir: Path) -> bytes:
+    return read_bounded(run_dir / RECORD, MAX_RECORD_BYTES)
+
+
 def _latest_of(command: str, root: Path) -> Path:
     for run_id in reversed(run_ids(root)):
         with contextlib.suppress(OSError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-            if msgspec.json.decode((root / run_id / RECORD).read_bytes(), type=_Command).command == command:
+            if msgspec.json.decode(_record_bytes(root / run_id), type=_Command).command == command:
                 return root / run_id
     raise UserError(f"no stored `handoff {command}` run in {root}: `handoff {command}` stores one each time it runs "
                     f"(`handoff runs` lists every kind; name a run to pick one)")

@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "handoff"
 LAYERS = (
     ("the words and plain data", ("words", "handoff", "errors", "confined", "printable", "session_ids",
                                   "runtime_markers", "fact", "protocol", "protocol_schema")),
-    ("this machine", ("runtime_locator", "processes", "eventlog", "owners", "versions")),
+    ("this machine", ("runtime_locator", "processes", "bounded_read", "eventlog", "owners", "versions")),
     ("what a worker talks to", ("witness", "stores", "guard")),
     ("the worker", ("worker",)),
     ("where and how workers run", ("containers", "inputs", "backends", "hosts", "worker_process", "leftovers",

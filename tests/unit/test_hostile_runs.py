@@ -142,3 +142,20 @@ def test_the_last_time_a_run_may_carry_shows_as_a_date_east_of_utc(tmp_path, far
     report = runner.invoke(app, ["report", BAD, "--runs-dir", str(tmp_path)])
     assert report.exit_code in ((0, 1) if readable else (2,)), report.output
     assert readable or "not a time between 1970 and 9999" in report.output
+
+
+def test_a_record_larger_than_any_run_is_refused_unread(tmp_path):
+    """A sparse 8 GB run.json takes no disk, and was read whole: out of memory."""
+    def huge(data):
+        return json.dumps(data)
+
+    stored(tmp_path, huge)
+    with open(tmp_path / BAD / "run.json", "r+b") as record:
+        record.truncate(8 << 30)
+    runner = CliRunner()
+    listed = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path)])
+    assert listed.exit_code == 0 and GOOD in listed.output, listed.output
+    for command in (["report", BAD], ["diff", GOOD, BAD], ["sessions", "list", BAD]):
+        done = runner.invoke(app, [*command, "--runs-dir", str(tmp_path)])
+        assert done.exit_code == 2, (command, done.output, done.exception)
+        assert "more than such a file can be" in " ".join(done.output.split()), done.output

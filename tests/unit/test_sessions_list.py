@@ -333,3 +333,15 @@ def test_what_is_not_a_place_with_sessions_is_one_clear_line_and_exit_2(tmp_path
     assert code == 2
     assert output.startswith("error: ") and output.count("\n") == 1
     assert says.format(t=tmp_path) in output
+
+
+def test_an_event_log_larger_than_any_is_listed_as_unreadable_not_read(tmp_path):
+    from handoff.eventlog import MAX_LOG_BYTES
+    from handoff.stores.homes import read_session
+
+    log = tmp_path / "session-state" / "huge" / "events.jsonl"
+    log.parent.mkdir(parents=True)
+    with open(log, "wb") as file:
+        file.truncate(MAX_LOG_BYTES + 1)  # sparse: no disk, and no memory if never read
+    found = read_session(tmp_path, "huge")
+    assert found.problem and "more than such a file can be" in found.problem
