@@ -29,7 +29,8 @@ def sessions_table(registries: list[tuple[str, list]]) -> str:
         for s in sessions:
             row = [redacted(s.session_id), s.owner, _when(s.created_at, s.created_on),
                    _when(s.last_resumed_at, s.last_resumed_on),
-                   _pair(s.created_runtime, s.created_sdk), _pair(s.runtime_version, s.sdk_version), s.turns,
+                   _pair(s.created_runtime, s.created_sdk), _pair(s.runtime_version, s.sdk_version),
+                   cells.DASH if s.turns is None else s.turns,
                    (s.summary or "")[:40]]
             body.append(([_kept_by(where)] if kept else []) + row)
     headers = ["id", "owner", "created", "last resumed", "created by", "last written by", "turns", "summary"]

@@ -16,21 +16,26 @@ import os
 import tempfile
 from pathlib import Path
 
+from handoff.bounded_read import read_bounded
 from handoff.runs.record import RunRecord
 
 COSTS = "scenario-seconds.json"
+MAX_BYTES = 1 << 20  # a figure for each of a few hundred scenarios; a larger file is no hint of ours
+LONGEST = 1e6  # seconds: a figure beyond this (or not a number) is passed over
 
 
 def load(root: Path) -> dict[str, float]:
-    """The last measured seconds per scenario name; empty when there are none yet."""
+    """The last measured seconds per scenario name; empty when there are none yet. A file
+    that is not one (too large, not JSON, nested past the parser, not an object) is no
+    hint, and a figure that is no time a scenario took (10**400, NaN, a boolean) is none."""
     try:
-        found = json.loads((root / COSTS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        found = json.loads(read_bounded(root / COSTS, MAX_BYTES).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(found, dict):
         return {}
     return {name: float(seconds) for name, seconds in found.items()
-            if isinstance(name, str) and isinstance(seconds, (int, float)) and seconds >= 0}
+            if isinstance(name, str) and type(seconds) in (int, float) and 0 <= seconds <= LONGEST}
 
 
 def update(root: Path, record: RunRecord) -> None:

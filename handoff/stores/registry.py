@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from handoff.protocol import LATEST_TIME
 from handoff.stores.database import Database
 
 SCHEMA = """
@@ -45,12 +46,12 @@ COLUMNS = ("session_id, owner, created_at, created_on, last_resumed_at, last_res
 class RegisteredSession:
     session_id: str
     owner: str
-    created_at: float
+    created_at: float | None  # None: the row holds no time a date can show
     created_on: str
     last_resumed_at: float | None
     last_resumed_on: str | None
     runtime_version: str  # of the runtime that last created or resumed it: its last writer
-    turns: int
+    turns: int | None
     summary: str | None
     created_runtime: str | None = None
     created_sdk: str | None = None
@@ -58,7 +59,34 @@ class RegisteredSession:
 
     @property
     def last_active(self) -> float:
-        return max(self.created_at, self.last_resumed_at or 0.0)
+        return max(self.created_at or 0.0, self.last_resumed_at or 0.0)
+
+    @classmethod
+    def from_row(cls, row: tuple) -> "RegisteredSession":
+        """A registry row, each value checked as it is read: a store is input (SQLite keeps
+        any value in any column), so a time no date can show, a count no number of turns
+        is, or text that is not text is shown as unknown, never an exception in a reader."""
+        (session_id, owner, created_at, created_on, last_resumed_at, last_resumed_on, runtime_version, turns, summary,
+         created_runtime, created_sdk, sdk_version) = row
+        return cls(_text(session_id) or "(not text)", _text(owner) or "(not text)", _time(created_at),
+                   _text(created_on) or "?", _time(last_resumed_at), _text(last_resumed_on),
+                   _text(runtime_version) or "?", _count(turns), _text(summary), _text(created_runtime),
+                   _text(created_sdk), _text(sdk_version))
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _time(value: object) -> float | None:
+    """Seconds since 1970 that a date can show in any time zone, else None."""
+    if type(value) not in (int, float) or not 0.0 <= value <= LATEST_TIME:  # NaN is neither
+        return None
+    return float(value)
+
+
+def _count(value: object) -> int | None:
+    return value if type(value) is int and 0 <= value <= 2**31 else None
 
 
 class Registry:
@@ -137,5 +165,5 @@ class Registry:
             rows = self.db.rows(f"SELECT {COLUMNS} FROM session_registry")
         else:
             rows = self.db.rows(f"SELECT {COLUMNS} FROM session_registry WHERE owner = {{p}}", (owner,))
-        found = [RegisteredSession(*row) for row in rows]
+        found = [RegisteredSession.from_row(row) for row in rows]
         return sorted(found, key=lambda s: s.last_active, reverse=True)

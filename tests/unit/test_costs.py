@@ -40,6 +40,14 @@ def test_an_unreadable_or_odd_file_is_no_hint_at_all(tmp_path):
     assert costs.load(tmp_path) == {}
     (tmp_path / costs.COSTS).write_text('{"ok": 3, "negative": -1, "text": "x"}')
     assert costs.load(tmp_path) == {"ok": 3.0}
+    huge = "1" + "0" * 400
+    (tmp_path / costs.COSTS).write_text(f'{{"ok": 2.5, "huge": {huge}, "nan": NaN, "inf": 1e999, "yes": true}}')
+    assert costs.load(tmp_path) == {"ok": 2.5}  # 10**400 made float() overflow
+    (tmp_path / costs.COSTS).write_text("[" * 100_000 + "]" * 100_000)
+    assert costs.load(tmp_path) == {}  # nested past the parser
+    with open(tmp_path / costs.COSTS, "wb") as hint:
+        hint.truncate(8 << 30)  # sparse: never read whole
+    assert costs.load(tmp_path) == {}
 
 
 def test_a_measured_time_outranks_the_guess_from_the_steps():

@@ -345,3 +345,20 @@ def test_an_event_log_larger_than_any_is_listed_as_unreadable_not_read(tmp_path)
         file.truncate(MAX_LOG_BYTES + 1)  # sparse: no disk, and no memory if never read
     found = read_session(tmp_path, "huge")
     assert found.problem and "more than such a file can be" in found.problem
+
+
+def test_a_registry_row_holding_what_no_tool_wrote_is_listed_with_its_values_unknown(tmp_path):
+    """SQLite keeps any value in any column: a time past any date, text where a time goes,
+    a count no number of turns is. The listing shows them as unknown (exit 0)."""
+    path = tmp_path / "store.db"
+    database = connect(sqlite_url(path))
+    registry = Registry(database)
+    registry.created("good-1", "alice", "host-a", "1.0.102")
+    database.execute("INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version, turns, "
+                     "last_resumed_at) VALUES ('odd-1', 'bob', 1e300, 'h', '1.0.102', 99999999999999999, 'yesterday')")
+    database.execute("INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version, turns) "
+                     "VALUES (X'00ff', 'carol', 'not a time', 7, 8, -1)")
+    database.close()
+    done = CliRunner().invoke(app, ["sessions", "list", sqlite_url(path)])
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert "good-1" in done.output and "odd-1" in done.output and "(not text)" in done.output
