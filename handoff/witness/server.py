@@ -118,6 +118,7 @@ def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, Re
     return observe(body, headers, reply.kind, reply.text, called), reply
 
 
+MAX_BODY_BYTES = 64 << 20  # a runtime's request is ~42 KB, a long session's some MB
 HOLD_SECONDS = 600.0  # a held answer is given up after this, so no thread waits forever
 CONTROL = "/_handoff/"  # the coordinator's own endpoints: hold, held, release
 
@@ -178,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
         scheme, _, token = given.partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.api_key.encode()):
             return True
-        self.rfile.read(int(self.headers.get("content-length") or 0))  # keep the connection usable
+        self._skip_body()
         self._send_json(401, {"error": {
             "message": "Incorrect API key provided." if token else "No API key provided.",
             "type": "invalid_request_error", "param": None, "code": "invalid_api_key",
@@ -196,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
         given = self.headers.get(RUN_HEADER) or ""
         if hmac.compare_digest(given.encode(), self.run_token.encode()):
             return True
-        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._skip_body()
         self._send_json(403, {"error": {"message": "not a request of this run: the run's token is missing or wrong",
                                         "type": "invalid_request_error", "code": "not_this_run"}})
         return False
@@ -209,7 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = {name: values[0] for name, values in parse_qs(parts.query).items()}
         key = (query.get("scenario"), query.get("step"), query.get("turn"))
         action = parts.path.removeprefix(CONTROL)
-        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self._body()
         if action == "hold":
             self.holds.want(key)
             self._send_json(200, {"wanted": True})
@@ -227,18 +228,41 @@ class _Handler(BaseHTTPRequestHandler):
         here whole; False for any other. Its token is its authority, for a run's witness
         too: the runtime sends the service's own requests (models, the GitHub MCP server,
         the GitHub API) without the run's header, which only a chat could carry."""
-        kind = copilot_api.route(self.path)
+        kind = copilot_api.route(self.path) if self.tokens else None  # a witness that issued none has no such path
         if kind is None:
             return False
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         principal = copilot_api.principal(self.tokens, self.headers.get("authorization"))
-        if principal is None:
+        if principal is None:  # refused before its body is read: a stranger's request costs nothing
+            self._skip_body()
             self._answer_call(copilot_api.REFUSED, None)
+        elif self._length() is None:
+            self._skip_body()
+            self._answer_call(copilot_api.Answer(413, {"message": f"a body is at most {MAX_BODY_BYTES} bytes"}), principal)
         elif kind == "chat" and self.command == "POST":
-            self._chat(raw, principal)
+            self._chat(self._body(), principal)
         else:
+            self._body()
             self._answer_call(copilot_api.answer(kind), principal)
         return True
+
+    def _length(self) -> int | None:
+        """The body's length as the request gives it; None when that is no length or more
+        than any request of the runtime's is (the connection is then closed unread)."""
+        given = (self.headers.get("content-length") or "0").strip()
+        if not given.isascii() or not given.isdigit() or int(given) > MAX_BODY_BYTES:
+            return None
+        return int(given)
+
+    def _body(self) -> bytes:
+        length = self._length()
+        if length is None:
+            self.close_connection = True
+            return b""
+        return self.rfile.read(length)
+
+    def _skip_body(self) -> None:
+        """Leave a refused request's body unread, and the connection with it."""
+        self.close_connection = True
 
     def _answer_call(self, answer: copilot_api.Answer, principal: str | None) -> None:
         self.evidence_log.write_call(Call(time.time(), self.command, self.path, answer.status, principal))
@@ -267,7 +291,11 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
-        self._chat(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        if self._length() is None:
+            self.close_connection = True
+            self._send_json(413, {"error": {"message": f"the body is not a length of at most {MAX_BODY_BYTES} bytes"}})
+            return
+        self._chat(self._body())
 
     def _chat(self, raw: bytes, principal: str | None = None) -> None:
         """Answer a chat request (relayed, in relay mode), recorded first; ``principal``:

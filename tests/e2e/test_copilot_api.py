@@ -143,3 +143,44 @@ def test_a_port_in_use_is_one_line_and_exit_2():
                               capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "cannot listen on 127.0.0.1:" in done.stderr
+
+
+def _raw(url: str, request: bytes) -> bytes:
+    """What the witness answers a request written by hand, the connection read to its end."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_stranger_s_request_is_refused_unread_and_no_body_is_read_beyond_its_bound(witness):
+    """A request with a token the witness did not issue is answered 401 before its body is
+    read (it claims 10**15 bytes here, and sends none), and an issued token's request that
+    claims more than any request is gets 413, also unread: neither costs the witness memory."""
+    url, token_of, evidence = witness
+    huge = b"Content-Length: 1000000000000000\r\nConnection: close\r\n\r\n"
+    stranger = _raw(url, b"POST /chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer gho_nobody\r\n" + huge)
+    assert stranger.startswith(b"HTTP/1.1 401")
+    issued = _raw(url, f"POST /chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token_of['bob']}\r\n"
+                  .encode() + huge)
+    assert issued.startswith(b"HTTP/1.1 413")
+    assert [(call.status, call.principal) for call in read_calls(evidence)] == [(401, None), (413, "bob")]
+    assert read_evidence(evidence) == []
+
+
+def test_a_witness_that_issued_no_token_has_no_copilot_api(tmp_path):
+    """A run's witness (BYOK) answers the Copilot API's paths as any path it does not serve."""
+    server = make_server("127.0.0.1", 0, tmp_path / "evidence.jsonl", run_token="run-secret")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        answer = _raw(url, b"GET /models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 403")  # not the run's: no trace
+        assert not (tmp_path / "evidence.jsonl").exists()
+    finally:
+        server.shutdown()
+        server.server_close()

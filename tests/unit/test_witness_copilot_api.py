@@ -76,3 +76,11 @@ def test_the_tally_counts_each_principal_s_requests_and_where_each_fact_was():
         "Fact 'Loyal' (favourite retail segment): in the chats of alice 1, bob 1.",
         "Fact 'teal' (favourite colour): in the chats of bob 1.",
     ]
+
+
+def test_the_tally_stays_small_whatever_the_chats_state():
+    tally = Tally()
+    for number in range(1000):
+        tally.chat("alice", {f"topic {number}": "v"})
+    lines = tally.lines()
+    assert len(lines) == 1 + 20 + 1 and lines[-1] == "Other facts, not told apart: stated 980 more time(s)."
