@@ -13,6 +13,9 @@ the window since the previous one is measured:
   append that is not synced, and a store that rewrites its log grows with the size;
 * **append p50 / p99**, in milliseconds, over the window's appends.
 
+Flat is the goal: the same cost per append at 10,000 events as at 1,000, and no more than
+the best peer on the same database.
+
 The stores: a file home (what the runtime's own home does: an append to events.jsonl,
 never synced), the tool's SQLite and PostgreSQL stores (``handoff/stores/files.py``), and
 the peers: the OpenAI Agents SDK's ``SQLiteSession`` and ``SQLAlchemySession`` (on the
@@ -39,6 +42,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable
+
+from handoff import owners
 
 from bench.procs import PROJECT_ROOT
 from bench.report import Section, Table, markdown, replace_block, terminal
@@ -348,27 +353,43 @@ def _counted(database: str) -> str:
 
 
 def _findings(results: list[Grown], sizes: tuple[int, ...]) -> list[str]:
-    """The ratios the issue's goal is stated in: flat (the largest size against the one
-    before), and against the best peer on the same database."""
+    """Whether each store's cost is flat: its largest size against the one before (bytes
+    written) and against its first (append p50). A ratio over nothing is not given."""
     said = []
     for grown in results:
         if len(grown.windows) >= 2:
-            last, before = grown.windows[-1], grown.windows[-2]
-            said.append(f"{grown.store.name}: written per byte {last.written_ratio / before.written_ratio:.2f}x at "
-                        f"{last.size:,} against {before.size:,} events; append p50 {last.p50_ms / grown.windows[0].p50_ms:.2f}x "
-                        f"at {last.size:,} against {grown.windows[0].size:,}")
+            last, before, first = grown.windows[-1], grown.windows[-2], grown.windows[0]
+            said.append(f"{grown.store.name}: written per byte {_ratio(last.written_ratio, before.written_ratio)} at "
+                        f"{last.size:,} against {before.size:,} events; append p50 {_ratio(last.p50_ms, first.p50_ms)} "
+                        f"at {last.size:,} against {first.size:,}")
     return said
+
+
+def _ratio(value: float, base: float) -> str:
+    return f"{value / base:.2f}x" if base > 0 else "(nothing to compare with)"
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError("give whole numbers, e.g. 10,100,1000") from None
+    if not sizes or sizes[0] < 1 or any(later <= earlier for earlier, later in zip(sizes, sizes[1:])):
+        raise argparse.ArgumentTypeError("give sizes from 1 up, each larger than the one before, e.g. 10,100,1000")
+    return sizes
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.growth", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="sizes 10, 100, 1000 and a 30 s budget per store")
-    parser.add_argument("--sizes", type=lambda text: tuple(int(part) for part in text.split(",") if part.strip()))
+    parser.add_argument("--sizes", type=_sizes, help="events in the log at the end of each window (default "
+                                                       "10,100,1000,10000; quick 10,100,1000)")
     parser.add_argument("--budget", type=float, help="seconds each store may take (default 300, quick 30)")
     parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
     chosen = parser.parse_args(sys.argv[1:] if argv is None else argv)
     sizes = chosen.sizes or (QUICK_SIZES if chosen.quick else SIZES)
     budget = chosen.budget or (QUICK_BUDGET_SECONDS if chosen.quick else BUDGET_SECONDS)
+    owners.claim()  # its PostgreSQL server and directories are in a ledger, for `handoff clean` if it is killed
     started, load_before = time.monotonic(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="handoff-bench-growth-") as root:
         try:

@@ -30,7 +30,7 @@ from handoff.protocol import EventLog
 SESSION_STATE = "session-state"  # a home's folder of sessions, one folder each
 # The longest event log read: 10,000 events of a long session are ~15 MB (bench/growth.py's
 # items); a log larger than this is refused unread, not read whole into memory.
-MAX_LOG_BYTES = 1 << 30
+MAX_LOG_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)

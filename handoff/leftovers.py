@@ -46,7 +46,7 @@ import psutil
 
 from handoff import owners, runtime_markers
 from handoff.containers.engine import KINDS as ENGINE_KINDS
-from handoff.containers.engine import NAME_PREFIX, Engine, engines_in_use
+from handoff.containers.engine import NAME_PREFIX, Engine, EngineError, engines_in_use
 from handoff.hosts.base import USER_DIRS
 from handoff.owners import (
     DIRECTORY,
@@ -84,6 +84,7 @@ class Leftover:
     name: str  # what to show: a pid and command, a container's name, a namespace, a path, a segment's id
     owner: int
     engine: str = ""  # for containers, volumes and networks: the engine that holds them
+    since: float = 0.0  # for a process: when it started (psutil's create_time), so a pid used again is not killed
 
     @property
     def why(self) -> str:
@@ -108,16 +109,26 @@ def _accounts() -> set[int]:
 
 
 class _Machine:
-    """What is on this machine now, each kind listed once, and only when asked for."""
+    """What is on this machine now, each kind listed once, and only when asked for.
+    ``complete`` turns False when a listing failed: then nothing may be taken for gone."""
+
+    def __init__(self) -> None:
+        self.complete = True
+
+    def _ip(self, *args: str) -> str:
+        out = _ip(*args)
+        if out is None:
+            self.complete = False
+        return out or ""
 
     @cached_property
     def namespaces(self) -> set[str]:
-        return {line.split()[0] for line in _ip("netns", "list").splitlines() if line.split()}
+        return {line.split()[0] for line in self._ip("netns", "list").splitlines() if line.split()}
 
     @cached_property
     def links(self) -> set[str]:
         found = set()
-        for line in _ip("-o", "link").splitlines():
+        for line in self._ip("-o", "link").splitlines():
             parts = line.split(":")
             if len(parts) > 1:
                 found.add(parts[1].strip().split("@")[0])
@@ -127,19 +138,28 @@ class _Machine:
     def mounts(self) -> dict[str, str]:
         """Mount point -> source, as /proc/mounts writes them (a space in a path as \\040)."""
         found = {}
-        with contextlib.suppress(OSError):
-            for line in Path("/proc/mounts").read_text().splitlines():
-                fields = line.split()
-                if len(fields) >= 2:
-                    found[_unescaped(fields[1])] = _unescaped(fields[0])
+        try:
+            lines = Path("/proc/mounts").read_text().splitlines()
+        except OSError:
+            self.complete, lines = False, []
+        for line in lines:
+            fields = line.split()
+            if len(fields) >= 2:
+                found[_unescaped(fields[1])] = _unescaped(fields[0])
         return found
 
     @cached_property
     def engine_objects(self) -> list[tuple[str, str, str]]:
         """(engine, kind, name) of everything named like the tool's, containers first (a
         volume or network in use by one cannot go before it)."""
-        return [(engine.name, kind, name) for engine in engines_in_use() for kind in ENGINE_KINDS
-                for name in engine.names(kind)]
+        found = []
+        for engine in engines_in_use():
+            for kind in ENGINE_KINDS:
+                try:
+                    found += [(engine.name, kind, name) for name in engine.names(kind, strict=True)]
+                except EngineError:
+                    self.complete = False
+        return found
 
 
 def _unescaped(field: str) -> str:
@@ -153,18 +173,24 @@ def _chosen(of: int | None, every: list[Ledger]) -> list[Ledger]:
     return [ledger for ledger in every if not owners.running(ledger.owner)]
 
 
-def _of_ledger(ledger: Ledger, machine: _Machine, accounts: set[int]) -> list[Leftover]:
-    """What a ledger names that is still there (its processes aside)."""
+def _of_ledger(ledger: Ledger, machine: _Machine, accounts: set[int], running: list[Ledger]) -> list[Leftover]:
+    """What a ledger names that is still there (its processes aside), except what a
+    running owner's ledger names too: a name used again (a pid and a random part alike)
+    is the live run's."""
     owner = ledger.owner.pid
+    live = {thing for each in running for thing in each.things}
     found = []
     if ledger.named(ENGINE_PREFIX):
         found += [Leftover(kind, name, owner, engine) for engine, kind, name in machine.engine_objects
-                  if _named_by(name, [ledger])]
-    found += [Leftover("namespace", name, owner) for name in ledger.named(NAMESPACE) if name in machine.namespaces]
-    found += [Leftover("link", name, owner) for name in ledger.named(LINK) if name in machine.links]
+                  if _named_by(name, [ledger]) and not _named_by(name, running)]
+    found += [Leftover("namespace", name, owner) for name in ledger.named(NAMESPACE)
+              if name in machine.namespaces and (NAMESPACE, name) not in live]
+    found += [Leftover("link", name, owner) for name in ledger.named(LINK)
+              if name in machine.links and (LINK, name) not in live]
     found += [Leftover("mount", point, owner) for point in ledger.named(MOUNT)
-              if machine.mounts.get(point, "").startswith(MOUNT_PREFIX)]
-    found += [Leftover("directory", path, owner) for path in ledger.named(DIRECTORY) if _own_directory(path, accounts)]
+              if machine.mounts.get(point, "").startswith(MOUNT_PREFIX) and (MOUNT, point) not in live]
+    found += [Leftover("directory", path, owner) for path in ledger.named(DIRECTORY)
+              if _own_directory(path, accounts) and (DIRECTORY, path) not in live]
     return found
 
 
@@ -209,18 +235,28 @@ def _processes(chosen: list[Ledger], every: list[Ledger], accounts: set[int]) ->
             below = process.children(recursive=True) if monitored else []
             for each in (process, *below):
                 name = f"{each.pid} {' '.join(each.cmdline() or [])[:80]}"
-                found[name] = Leftover("process", name, owner)
+                found[name] = Leftover("process", name, owner, since=each.create_time())
             for group in _container_cgroups(monitored[1]) if monitored else []:
                 found[group] = Leftover("cgroup", group, owner)
     return list(found.values())
 
 
 def _starter(process: psutil.Process, every: list[Ledger]) -> Ledger | None:
-    """The ledger of the run that started a marked process: of the owner its mark names,
-    the last to start before the process did (a pid is used again, by other runs too)."""
-    pid = owners.marked_owner(process.environ().get(OWNER_VARIABLE))
+    """The ledger of the run that started a marked process. Its mark names the owner's
+    pid and when it started: the ledger of exactly that owner. A mark without the start
+    (written by hand) is taken for the owner of that pid that last started before the
+    process, and for none when that pid's process now alive started before it: the
+    process is that live one's (a pid is used again, by runs of other checkouts too)."""
+    environment = process.environ()
+    pid = owners.marked_owner(environment.get(OWNER_VARIABLE))
     start = owners.started(process.pid) if pid is not None else None
     if start is None:
+        return None
+    ticks = owners.marked_start(environment.get(owners.OWNER_START_VARIABLE))
+    if ticks is not None:
+        return next((ledger for ledger in every if ledger.owner == owners.Start(pid, ticks, start.boot)), None)
+    alive_now = owners.started(pid)
+    if alive_now is not None and alive_now.ticks <= start.ticks:
         return None
     candidates = [ledger for ledger in every if ledger.owner.pid == pid and ledger.owner.boot == start.boot
                   and ledger.owner.ticks <= start.ticks]
@@ -245,11 +281,13 @@ def _container_cgroups(container: str) -> list[str]:
     return sorted({os.path.realpath(group) for group in found})  # cpu and cpuacct can be one, under two names
 
 
-def _ip(*args: str) -> str:
+def _ip(*args: str) -> str | None:
+    """What ``ip`` lists; None when it could not say."""
     try:
-        return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10).stdout
+        done = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
-        return ""
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def _markers(of: int | None) -> list[Leftover]:
@@ -336,20 +374,26 @@ def _open_files() -> set[tuple[int, int]]:
     return found
 
 
-def find(of: int | None = None) -> list[Leftover]:
+def find(of: int | None = None, forget_emptied: bool = False) -> list[Leftover]:
     """Everything the ledgers of owners that are gone name and is still there, or with
     ``of`` everything that owner's ledgers name; processes first, since they hold the
     rest, then containers before their volumes and networks, and mounts before the
-    directories they are in. The ledger of a gone owner that names nothing left any more
-    is forgotten (found again, it would be found empty)."""
+    directories they are in. With ``forget_emptied`` (a cleanup, never a look), the
+    ledger of a gone owner that names nothing left is forgotten: only when every listing
+    answered, since a listing that failed says nothing is there when something may be."""
     every, machine, accounts = owners.ledgers(), _Machine(), _accounts()
     chosen = _chosen(of, every)
+    running = [ledger for ledger in every if ledger not in chosen and owners.running(ledger.owner)]
     found = _processes(chosen, every, accounts)
+    emptied = []
     for ledger in chosen:
-        things = _of_ledger(ledger, machine, accounts)
-        if of is None and not things and not any(left.owner == ledger.owner.pid for left in found):
-            owners.forget(ledger)
+        things = _of_ledger(ledger, machine, accounts, running)
+        if not things and not any(left.owner == ledger.owner.pid for left in found):
+            emptied.append(ledger)
         found += things
+    if forget_emptied and of is None and machine.complete:
+        for ledger in emptied:
+            owners.forget(ledger)
     order = ["process", "cgroup", *ENGINE_KINDS, "namespace", "link", "mount", "directory"]
     found.sort(key=lambda left: order.index(left.kind))
     return found + _markers(of) + _shared_memory(of)
@@ -449,7 +493,9 @@ def _kill(processes: list[Leftover]) -> None:
     victims = []
     for leftover in processes:
         with contextlib.suppress(psutil.Error):
-            victims.append(psutil.Process(int(leftover.name.split()[0])))
+            process = psutil.Process(int(leftover.name.split()[0]))
+            if process.create_time() == leftover.since:  # the very process found, not one with its pid now
+                victims.append(process)
     kill_all(victims)
 
 

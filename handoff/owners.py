@@ -36,6 +36,7 @@ from pathlib import Path
 from handoff.runtime_locator import PROJECT_ROOT
 
 OWNER_VARIABLE = "HANDOFF_OWNER"  # in every process a run starts (every child inherits it)
+OWNER_START_VARIABLE = "HANDOFF_OWNER_START"  # beside it: when the owner started, so a reused pid names no one else
 RUN_DIR_PREFIX = "handoff-run-"  # a run's directory in TMPDIR
 MOUNT_PREFIX = "handoff-disk-"  # the source name of a small file system a disk-full fault mounts
 POSTGRES_DIR = PROJECT_ROOT / ".state" / "postgres"  # where throwaway PostgreSQL servers keep their data
@@ -60,10 +61,23 @@ def tag(pid: int | None = None) -> str:
 
 def claim() -> None:
     """Make this process the owner of everything it starts from now on: its processes
-    carry the mark, and its ledger, which tells when it started, is there before them."""
+    carry the mark (its pid and when it started), and its ledger is there before them."""
     with _lock:
         _my_ledger()
+    me = started(os.getpid())
     os.environ[OWNER_VARIABLE] = str(os.getpid())
+    os.environ[OWNER_START_VARIABLE] = str(me.ticks if me else "")
+
+
+def marks() -> dict[str, str]:
+    """The owner mark as a process started by hand (a container's) is to carry it."""
+    return {name: os.environ[name] for name in (OWNER_VARIABLE, OWNER_START_VARIABLE) if name in os.environ} or \
+        {OWNER_VARIABLE: str(os.getpid())}
+
+
+def marked_start(value: str | None) -> int | None:
+    """The owner's start tick a process's mark gives; None when it gives none."""
+    return int(value) if value is not None and value.isascii() and value.isdigit() and len(value) < 20 else None
 
 
 def marked_owner(value: str | None) -> int | None:
@@ -123,6 +137,8 @@ def _my_ledger() -> Path:
     if me is None:
         raise OSError("this process's start time cannot be read from /proc")
     LEDGERS.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not _ours(LEDGERS):
+        raise OSError(f"{LEDGERS} is another user's or others may write in it: remove it, or make it yours (mode 700)")
     path = LEDGERS / f"{me.pid}-{me.ticks}-{secrets.token_hex(4)}{LEDGER_SUFFIX}"
     header = {"pid": me.pid, "ticks": me.ticks, "boot": me.boot}
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -186,12 +202,23 @@ def ledgers() -> list[Ledger]:
     """Every ledger of this user; a file that is not one (another user's, a link, too
     large, a first line that names no owner) is passed over, never trusted."""
     found = []
+    if not _ours(LEDGERS):  # another user could have removed or put anything there
+        return []
     with contextlib.suppress(OSError):
         for path in sorted(LEDGERS.iterdir()):
             ledger = _read(path)
             if ledger is not None:
                 found.append(ledger)
     return found
+
+
+def _ours(folder: Path) -> bool:
+    """A directory of this user's that no one else may write in."""
+    try:
+        status = folder.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(status.st_mode) and status.st_uid == os.geteuid() and not status.st_mode & 0o022
 
 
 def _read(path: Path) -> Ledger | None:

@@ -10,7 +10,7 @@ from handoff import leftovers
 
 def clean_up(say: Callable[[str], None], warn: Callable[[str], None], dry_run: bool = False) -> bool:
     """Remove every leftover of a run that is gone; False when something could not be."""
-    found = leftovers.find()
+    found = leftovers.find(forget_emptied=not dry_run)
     for leftover in found:
         say(f"{'would remove' if dry_run else 'removing'} {leftover.kind} {leftover.name} ({leftover.why})")
     if dry_run:

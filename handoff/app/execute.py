@@ -88,7 +88,7 @@ def jobs_for_memory(requested: int, chosen: list[Scenario], note: Say) -> int:
 
 def remove_leftovers(note: Say) -> None:
     """Remove what killed runs left behind (their owners are gone), and say so."""
-    found = leftovers.find()
+    found = leftovers.find(forget_emptied=True)
     if not found:
         return
     failed = leftovers.remove(found)

@@ -156,15 +156,17 @@ class Engine:
 
     # --- what the tool made in the engine, for cleanup -------------------------------------
 
-    def names(self, kind: str) -> list[str]:
+    def names(self, kind: str, strict: bool = False) -> list[str]:
         """The names of the tool's containers, volumes or networks in this engine (every
-        owner's); [] when the engine cannot be asked."""
+        owner's); [] when the engine cannot be asked (``strict``: EngineError then)."""
         listing = {"container": ("ps", "--all", "--format", "{{.Names}}"),
                    "volume": ("volume", "ls", "--format", "{{.Name}}"),
                    "network": ("network", "ls", "--format", "{{.Name}}")}[kind]
         try:
             out = self.run_sync(*listing, timeout=30)
         except EngineError:
+            if strict:
+                raise
             return []
         return [name for name in out.split() if name.startswith(NAME_PREFIX)]
 

@@ -179,7 +179,7 @@ class ContainerHost(Host):
         env = {
             "HOME": USER_INSIDE, "TMPDIR": "/tmp", "PYTHONPATH": f"{PROJECT_ROOT}:{sysconfig.get_paths()['purelib']}",
             "NODE_COMPILE_CACHE": compile_cache(USER_INSIDE),
-            owners.OWNER_VARIABLE: os.environ.get(owners.OWNER_VARIABLE, str(os.getpid())), NAME_VARIABLE: name,
+            **owners.marks(), NAME_VARIABLE: name,
             "HANDOFF_LIFELINE": self.setup.lifeline,
             "HANDOFF_PYTHON": PYTHON,  # the Node.js worker's store bridge runs on the image's Python
         }

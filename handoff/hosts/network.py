@@ -64,7 +64,7 @@ class Lan:
     def __init__(self) -> None:
         # The owner's pid in every name, for a person reading them; the run's ledger
         # (owners.py) is what tells what a killed run left (leftovers.py) from look-alikes.
-        self.tag = owners.tag() + secrets.token_hex(1)
+        self.tag = owners.tag() + secrets.token_hex(2)  # (a link's name has room for 15 characters)
         self.bridge = f"hbr{self.tag}"
         self._namespaces: list[str] = []
         self._links: list[str] = []

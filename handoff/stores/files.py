@@ -151,15 +151,21 @@ class SessionFiles:
             path = posixpath.dirname(path)
 
     def _content(self, path: str) -> str | None:
-        found = self.db.row("SELECT content FROM session_files WHERE session_id = {p} AND path = {p}",
-                            (self.session_id, path))
-        return None if found is None else found[0] + self._appended(path)
+        found = self._whole(path)
+        return None if found is None else found[0]
 
-    def _appended(self, path: str) -> str:
-        """What was appended to a file since it was last written whole, in order."""
-        return "".join(chunk for (chunk,) in self.db.rows(
-            "SELECT content FROM session_file_chunks WHERE session_id = {p} AND path = {p} ORDER BY seq",
-            (self.session_id, path)))
+    def _whole(self, path: str) -> tuple[str, bool] | None:
+        """A file's content and whether it is a directory (None: no such path), read in
+        one statement: the row and its chunks as of one moment, so a write, an append, a
+        rename or a removal committing meanwhile is seen whole or not at all."""
+        rows = self.db.rows(
+            "SELECT 0 AS seq, content, is_dir FROM session_files WHERE session_id = {p} AND path = {p} "
+            "UNION ALL SELECT c.seq, c.content, FALSE FROM session_file_chunks c JOIN session_files f "
+            "ON f.session_id = c.session_id AND f.path = c.path WHERE c.session_id = {p} AND c.path = {p} "
+            "ORDER BY seq", (self.session_id, path, self.session_id, path))
+        if not rows or rows[0][0] != 0:
+            return None
+        return "".join(content for _, content, _ in rows), bool(rows[0][2])
 
     def _stored_length(self, path: str) -> int | None:
         entry = self._entry(path)
@@ -223,13 +229,8 @@ class SessionFiles:
 
     async def read_file(self, path: str) -> str:
         key = self.paths.portable(path)
-        def whole() -> tuple[str, bool] | None:
-            found = self.db.row("SELECT content, is_dir FROM session_files WHERE session_id = {p} AND path = {p}",
-                                (self.session_id, key))
-            return None if found is None else (found[0] + self._appended(key), bool(found[1]))
-
         async with self._lock:
-            found = self._read(whole)
+            found = self._read(lambda: self._whole(key))
         if found is None:
             raise _missing(path)
         if found[1]:
@@ -302,8 +303,11 @@ class SessionFiles:
                 "VALUES ({p}, {p}, FALSE, '', {p}, {p}) ON CONFLICT (session_id, path) DO NOTHING",
                 (self.session_id, key, now, now),
             )
-            (base,) = self.db.row(f"SELECT {self.db.byte_length('content')} FROM session_files "
-                                  f"WHERE session_id = {{p}} AND path = {{p}}{self.db.locks_rows}", (self.session_id, key))
+            base, is_dir = self.db.row(f"SELECT {self.db.byte_length('content')}, is_dir FROM session_files "
+                                       f"WHERE session_id = {{p}} AND path = {{p}}{self.db.locks_rows}",
+                                       (self.session_id, key))
+            if is_dir:
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
             last = self.db.row("SELECT seq, size_after FROM session_file_chunks WHERE session_id = {p} AND path = {p} "
                                "ORDER BY seq DESC LIMIT 1", (self.session_id, key))
             seq, size = last if last is not None else (0, base)

@@ -300,6 +300,11 @@ def test_look_alikes_of_every_kind_outlive_clean_and_a_run():
     volume, container, network = "handoff-201912-backup", f"handoff-{tag}-web", f"handoff-{tag}ff-net"
     namespace, link, disk = f"handoff-{tag}-1-host", f"hv{tag}9", Path(tempfile.mkdtemp(prefix="handoff-look-alike-"))
     made: list[tuple[str, ...]] = []
+    theirs = Path(tempfile.gettempdir()) / f"handoff-run-3ffff0-{secrets.token_hex(3)}-notmine"  # another user's
+    mine = Path(tempfile.gettempdir()) / f"handoff-run-{tag}-{secrets.token_hex(3)}-mine"  # no ledger names it
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    mine.mkdir()
     try:
         _engine("volume", "create", volume)
         made.append(("volume", "rm", "-f", volume))
@@ -319,6 +324,7 @@ def test_look_alikes_of_every_kind_outlive_clean_and_a_run():
             assert namespace in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
             assert subprocess.run(["ip", "link", "show", link], capture_output=True).returncode == 0
             assert (disk / "data").read_text() == "kept"
+            assert theirs.is_dir() and mine.is_dir()
 
         dry = subprocess.run([sys.executable, "-m", "handoff", "clean", "--dry-run"], capture_output=True, text=True,
                              timeout=120)
@@ -336,6 +342,8 @@ def test_look_alikes_of_every_kind_outlive_clean_and_a_run():
     finally:
         subprocess.run(["umount", str(disk)], capture_output=True)
         disk.rmdir()
+        theirs.rmdir()
+        mine.rmdir()
         subprocess.run(["ip", "link", "del", link], capture_output=True)
         subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
         for command in made:

@@ -127,6 +127,15 @@ def test_an_append_writes_only_what_it_adds_and_every_change_keeps_the_bytes(sto
     assert files.db.rows("SELECT * FROM session_file_chunks") == []
 
 
+def test_an_append_to_a_directory_is_refused_and_changes_nothing(store_url):
+    files = files_for(store_url)
+    run(files.mkdir("/state/checkpoints", recursive=True))
+    with pytest.raises(IsADirectoryError):
+        run(files.append_file("/state/checkpoints", "x"))
+    assert run(files.stat("/state/checkpoints")).is_dir
+    assert files.db.rows("SELECT * FROM session_file_chunks") == []
+
+
 def test_a_store_written_before_the_chunks_existed_is_read_and_appended_to(store_url):
     """A store made with the earlier schema (one row a file, no chunk table)."""
     database = connect(store_url)
