@@ -159,3 +159,50 @@ def test_a_record_larger_than_any_run_is_refused_unread(tmp_path):
         done = runner.invoke(app, [*command, "--runs-dir", str(tmp_path)])
         assert done.exit_code == 2, (command, done.output, done.exception)
         assert "more than such a file can be" in " ".join(done.output.split()), done.output
+
+
+def _leaves(value, path=()):
+    """Every place in a stored record that holds a value, a worker's line (JSON in a
+    string) read as the object it encodes: a path of keys and indices ("line" marks where
+    a string is decoded)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _leaves(inner, (*path, key))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _leaves(inner, (*path, index))
+    elif isinstance(value, str) and value.startswith('{"event"'):
+        yield path
+        yield from _leaves(json.loads(value), (*path, "line"))
+    else:
+        yield path
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if head == "line":
+        return json.dumps(_replaced(json.loads(value), rest, new))
+    if isinstance(value, dict):
+        return {**value, head: _replaced(value[head], rest, new)}
+    return [_replaced(inner, rest, new) if index == head else inner for index, inner in enumerate(value)]
+
+
+LEAVES = sorted(set(_leaves(json.loads(encode(record(BAD))))), key=str)
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(place=st.sampled_from(LEAVES), value=VALUES | st.sampled_from(["", "kept", "lost", "nonsense", "A", "ask"]))
+def test_no_value_anywhere_in_a_stored_run_makes_a_reader_fail_as_the_tool(tmp_path_factory, place, value):
+    """Any one value replaced, however deep: in a step, its scenario, the evidence, a
+    worker's line. Every reading command says what it can (exit 0, 1, 2 or 4), never
+    fails as the tool would (exit 3, a traceback)."""
+    root = tmp_path_factory.mktemp("runs")
+    stored(root, lambda data: json.dumps(_replaced(data, place, value), allow_nan=True))
+    runner = CliRunner()
+    for command in (["runs"], ["report", BAD], ["report", BAD, "--format", "json"], ["diff", GOOD, BAD],
+                    ["sessions", "list", BAD]):
+        done = runner.invoke(app, [*command, "--runs-dir", str(root)])
+        assert done.exit_code in (0, 1, 2, 4), (place, value, command, done.output[-800:], done.exception)
+        assert "Traceback" not in done.output
