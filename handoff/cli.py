@@ -12,7 +12,9 @@ read the output went away (`| head`), so the verdicts' code could not be told.
 from __future__ import annotations
 
 import errno
+import inspect
 import os
+import re
 import sys
 
 import typer
@@ -88,6 +90,30 @@ image_app.command("build")(tools.image_build)
 image_app.command("tag")(tools.image_tag)
 app.command()(tools.clean)
 app.command()(tools.doctor)
+
+
+def _paragraphs(text: str | None) -> str | None:
+    """A docstring as the help formatter should have it: each paragraph on one line, which
+    it wraps to the terminal (the docstring's own line breaks came out as ragged lines),
+    a line that starts a list item or is indented kept on its own."""
+    if not text:
+        return text
+    joined = []
+    for paragraph in inspect.cleandoc(text).split("\n\n"):
+        lines = paragraph.split("\n")
+        kept = [lines[0]]
+        for line in lines[1:]:
+            if line.startswith(" ") or re.match(r"([-*]|\d+[.)]) ", line):
+                kept.append(line)
+            else:
+                kept[-1] += " " + line.strip()
+        joined.append("\n".join(kept))
+    return "\n\n".join(joined)
+
+
+for _typer in (app, sessions_app, export_app, image_app):
+    for _info in _typer.registered_commands:
+        _info.help = _paragraphs(_info.help or _info.callback.__doc__)
 
 
 def main() -> None:
