@@ -23,10 +23,12 @@ from handoff.runs.record import (
     new_run_id,
     this_machine,
 )
+from handoff.errors import UserError
 from handoff.hosts.local import ready_runtime
+from handoff.hosts.namespace import unseen
 from handoff.scenario import Scenario
 from handoff.stores.database import redacted
-from handoff.words import Command
+from handoff.words import Command, HostKind
 
 
 def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None = None,
@@ -34,6 +36,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
     """Run the scenarios and return what was observed; ``command`` is what the record is
     stored as (RUN, or SKEW for a version grid)."""
     runtime_path = ready_runtime()
+    seen_by_the_hosts(runtime_path, scenarios, settings.remote_hosts)
     temporary_directory()
     preflight(settings.backend)
     settings.observer.run_started()
@@ -60,6 +63,19 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
                      if planned.runtime is None and (ready := step.view().ready) is not None), None)
     return RunRecord(run_id, command, started, time.time(), this_machine(reported), options(settings),
                      records)
+
+
+def seen_by_the_hosts(runtime: Path, scenarios: list[Scenario], remote: dict) -> None:
+    """Before anything starts: a runtime the plan's simulated hosts cannot see (they have
+    an empty /tmp and /run of their own) is bad input, said with where to put it, not a
+    worker failing on each of those hosts minutes into the run."""
+    simulated = {scenario.hosts[step.host] for scenario in scenarios for step in scenario.steps
+                 if step.host != HostKind.LOCAL and step.host not in remote} & {HostKind.NAMESPACE, HostKind.SSH}
+    hidden = unseen(runtime) if simulated else None
+    if hidden is not None:
+        raise UserError(f"COPILOT_CLI_PATH {runtime}: the simulated hosts ({', '.join(sorted(simulated))}) have an "
+                        f"empty {hidden} of their own, so they cannot run it; put the runtime under the project or "
+                        f"another directory outside {hidden}, or unset COPILOT_CLI_PATH")
 
 
 def _keep(run_dir: Path, keep_dir: Path) -> None:

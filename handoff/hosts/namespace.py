@@ -77,6 +77,19 @@ mount -t sysfs sysfs /sys
 """ + _BUILD_VIEW
 
 
+HIDDEN = ("/tmp", "/run")  # empty in every simulated host (besides the run's own directory)
+
+
+def unseen(path: Path) -> str | None:
+    """The directory that hides ``path`` from a simulated host (None: the host sees it).
+    /tmp and /run are empty there; the project and Python's prefix stay in view wherever
+    they are. The path is taken as given, a link not followed: the host looks it up so."""
+    given = Path(os.path.abspath(path))
+    if any(given.is_relative_to(kept) for kept in (PROJECT_ROOT, Path(sys.base_prefix))):
+        return None
+    return next((hidden for hidden in HIDDEN if given.is_relative_to(hidden)), None)
+
+
 class NamespaceHost(Host):
     kind = HostKind.NAMESPACE
     on_simulated_lan = True
@@ -99,7 +112,7 @@ class NamespaceHost(Host):
         """What the view-building script is told: each directory of ``binds`` (name ->
         directory here) to show at /mnt/<name>, plus the host's user directory."""
         # Deepest first: once /tmp is covered, a run directory under it cannot be reached.
-        hidden = [*(str(path) for path in self.hidden), "/tmp", "/run"]
+        hidden = [*(str(path) for path in self.hidden), *HIDDEN]
         binds = {**binds, "user": self.user_dir}
         return {"HANDOFF_HOSTNAME": self.hostname, "HANDOFF_HIDE": " ".join(hidden),
                 "HANDOFF_KEEP": " ".join(sorted({str(PROJECT_ROOT), sys.base_prefix})),

@@ -231,3 +231,27 @@ def test_a_fact_the_output_s_encoding_lacks_is_shown_escaped_and_the_run_judged(
                           env={**os.environ, "PYTHONIOENCODING": "ascii"}, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Fact to remember: '\\xdc'" in done.stdout and "internal error" not in done.stderr
+
+
+def test_a_runtime_the_simulated_hosts_cannot_see_is_bad_input_before_anything_starts(tmp_path):
+    """A runtime under /tmp (each simulated host has an empty /tmp of its own) failed every
+    step on those hosts minutes into the run; now it is one line and exit 2 at once, and
+    a plan of local steps alone still runs with it."""
+    from handoff.runtime_locator import locate_runtime
+
+    link = Path(tempfile.mkdtemp(prefix="handoff-test-runtime-", dir="/tmp")) / "copilot"
+    link.symlink_to(locate_runtime())
+    try:
+        environment = {**os.environ, "COPILOT_CLI_PATH": str(link)}
+        done = subprocess.run([sys.executable, "-m", "handoff", "run", "cross-machine-shared-dir"], env=environment,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (f"error: COPILOT_CLI_PATH {link}: the simulated hosts (namespace) have an empty "
+                                       f"/tmp of their own, so they cannot run it; put the runtime under the project or "
+                                       f"another directory outside /tmp, or unset COPILOT_CLI_PATH")
+        local = subprocess.run([sys.executable, "-m", "handoff", "run", "same-process"], env=environment,
+                               capture_output=True, text=True, timeout=120)
+        assert local.returncode == 0, local.stderr
+    finally:
+        link.unlink()
+        link.parent.rmdir()
