@@ -192,7 +192,7 @@ def _replaced(value, path, new):
 LEAVES = sorted(set(_leaves(json.loads(encode(record(BAD))))), key=str)
 
 
-@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(place=st.sampled_from(LEAVES), value=VALUES | st.sampled_from(["", "kept", "lost", "nonsense", "A", "ask"]))
 def test_no_value_anywhere_in_a_stored_run_makes_a_reader_fail_as_the_tool(tmp_path_factory, place, value):
     """Any one value replaced, however deep: in a step, its scenario, the evidence, a
