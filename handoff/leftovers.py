@@ -166,19 +166,12 @@ def _unescaped(field: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda octal: chr(int(octal.group(1), 8)), field)
 
 
-def _chosen(of: int | None, every: list[Ledger]) -> list[Ledger]:
-    """With ``of``, that owner's ledgers; without, those whose owner is gone."""
-    if of is not None:
-        return [ledger for ledger in every if ledger.owner.pid == of]
-    return [ledger for ledger in every if not owners.running(ledger.owner)]
-
-
-def _of_ledger(ledger: Ledger, machine: _Machine, accounts: set[int], running: list[Ledger]) -> list[Leftover]:
+def _of_ledger(ledger: Ledger, machine: _Machine, accounts: set[int], running: list[Ledger],
+               live: set[tuple[str, str]]) -> list[Leftover]:
     """What a ledger names that is still there (its processes aside), except what a
-    running owner's ledger names too: a name used again (a pid and a random part alike)
-    is the live run's."""
+    running owner's ledger names too (``live``: its things): a name used again (a pid and
+    a random part alike) is the live run's."""
     owner = ledger.owner.pid
-    live = {thing for each in running for thing in each.things}
     found = []
     if ledger.named(ENGINE_PREFIX):
         found += [Leftover(kind, name, owner, engine) for engine, kind, name in machine.engine_objects
@@ -382,12 +375,15 @@ def find(of: int | None = None, forget_emptied: bool = False) -> list[Leftover]:
     ledger of a gone owner that names nothing left is forgotten: only when every listing
     answered, since a listing that failed says nothing is there when something may be."""
     every, machine, accounts = owners.ledgers(), _Machine(), _accounts()
-    chosen = _chosen(of, every)
-    running = [ledger for ledger in every if ledger not in chosen and owners.running(ledger.owner)]
+    alive = [ledger for ledger in every if owners.running(ledger.owner)]
+    # With ``of``, that owner's ledgers; without, those whose owner is gone.
+    chosen = [ledger for ledger in every if (ledger.owner.pid == of if of is not None else ledger not in alive)]
+    running = [ledger for ledger in alive if ledger not in chosen]
+    live = {thing for ledger in running for thing in ledger.things}
     found = _processes(chosen, every, accounts)
     emptied = []
     for ledger in chosen:
-        things = _of_ledger(ledger, machine, accounts, running)
+        things = _of_ledger(ledger, machine, accounts, running, live)
         if not things and not any(left.owner == ledger.owner.pid for left in found):
             emptied.append(ledger)
         found += things
