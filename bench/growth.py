@@ -11,7 +11,10 @@ the window since the previous one is measured:
   journal alike; on PostgreSQL, the WAL the server wrote (``pg_current_wal_lsn()``), which
   every commit pays. Divided by the bytes the window appended: 1.0 is the floor of an
   append that is not synced, and a store that rewrites its log grows with the size;
-* **append p50 / p99**, in milliseconds, over the window's appends.
+* **append p50 / p99**, in milliseconds, over the window's appends;
+* **resume at that size**, for the file home and the tool's stores: a new process's
+  ``resume_session`` and its first answer, from a session the real runtime built to about
+  N events (``bench/growth_resume.py`` says how; ``--no-resume`` skips it).
 
 Flat is the goal: the same cost per append at 10,000 events as at 1,000, and no more than
 the best peer on the same database.
@@ -32,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import statistics
@@ -45,7 +47,9 @@ from typing import Any, Awaitable, Callable
 
 from handoff import owners
 
-from bench.procs import PROJECT_ROOT
+from bench import growth_resume
+from bench.postgres import own_database, throwaway_server
+from bench.procs import PROJECT_ROOT, Bench
 from bench.report import Section, Table, markdown, replace_block, terminal
 
 SIZES = (10, 100, 1_000, 10_000)
@@ -296,40 +300,33 @@ def _percentile(values: list[float], percent: int) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * percent / 100))]
 
 
-@contextlib.contextmanager
-def _postgres() -> Any:
-    from handoff.stores.postgres_server import ThrowawayPostgres
-
-    server = ThrowawayPostgres(["127.0.0.1"])
-    try:
-        yield server.start()
-    finally:
-        server.stop()
+@dataclass
+class Measured:
+    grown: list[Grown]
+    resumed: growth_resume.Resumed | None  # None: not asked for (--no-resume)
 
 
-def _own_database(url: str, name: str) -> str:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    head, _, _ = url.rpartition("/")
-    query = url.partition("?")[2]
-    return f"{head}/{name}" + (f"?{query}" if query else "")
-
-
-async def measure(sizes: tuple[int, ...], budget: float, root: Path) -> list[Grown]:
+async def measure(sizes: tuple[int, ...], budget: float, root: Path, resume: bool = True) -> Measured:
     results = []
-    with _postgres() as server_url:
+    with throwaway_server() as server_url:
         for number, store in enumerate(STORES):
             folder = root / f"store-{number}"
             folder.mkdir()
-            places = Places(folder, _own_database(server_url, f"growth{number}") if store.database == "PostgreSQL" else None)
+            places = Places(folder, own_database(server_url, f"growth{number}") if store.database == "PostgreSQL" else None)
             print(f"  {store.name} ...", flush=True)
             results.append(await grow(store, places, sizes, budget))
-    return results
+        if not resume:
+            return Measured(results, None)
+        bench = Bench()
+        try:
+            return Measured(results, await growth_resume.measure(bench, server_url, sizes))
+        finally:
+            await bench.shutdown()
+            bench.close()
 
 
-def section(results: list[Grown], sizes: tuple[int, ...], seconds: float, load: str = "") -> Section:
+def section(measured: Measured, sizes: tuple[int, ...], seconds: float, load: str = "") -> Section:
+    results = measured.grown
     headers = ["store", "written by"] + [f"{size:,}" for size in sizes]
     written = Table(headers, [], "Bytes written per byte appended, in the window ending at N events")
     timing = Table(headers, [], "Append p50 / p99 (ms), in the window ending at N events")
@@ -345,6 +342,10 @@ def section(results: list[Grown], sizes: tuple[int, ...], seconds: float, load: 
                     [written, timing], seconds=seconds)
     found.findings = _findings(results, sizes)
     found.problems = [f"{grown.store.name}: {grown.stopped}" for grown in results if grown.stopped]
+    if measured.resumed is not None:
+        found.tables.append(growth_resume.table(measured.resumed, sizes))
+        found.findings += growth_resume.findings(measured.resumed, sizes)
+        found.problems += measured.resumed.problems
     return found
 
 
@@ -385,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=_sizes, help="events in the log at the end of each window (default "
                                                        "10,100,1000,10000; quick 10,100,1000)")
     parser.add_argument("--budget", type=float, help="seconds each store may take (default 300, quick 30)")
+    parser.add_argument("--no-resume", action="store_true", help="skip resuming each size in a new process "
+                                                                  "(that needs the runtime; building 10,000 events takes minutes)")
     parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
     chosen = parser.parse_args(sys.argv[1:] if argv is None else argv)
     sizes = chosen.sizes or (QUICK_SIZES if chosen.quick else SIZES)
@@ -393,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     started, load_before = time.monotonic(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="handoff-bench-growth-") as root:
         try:
-            results = asyncio.run(measure(sizes, budget, Path(root)))
+            results = asyncio.run(measure(sizes, budget, Path(root), resume=not chosen.no_resume))
         except KeyboardInterrupt:
             print("interrupted: BENCHMARKS.md was not written", file=sys.stderr)
             return 130
