@@ -189,6 +189,11 @@ class ActionDone(_Event, tag="action"):
     registered: tuple[str, ...] | None = None  # discover: the ids the registry lists
     reused: bool = False  # a guarded create that continued an existing session
     turns: Integer | None = None  # fill: the filler turns it took, each answered
+    # fill through a database store: after each filler turn, the bytes the session files
+    # were given in it and the bytes the database paid for them (counted as written_is says)
+    store_given: tuple[Integer, ...] | None = None
+    store_written: tuple[Integer, ...] | None = None
+    store_written_is: str | None = None
 
 
 class Turn(_Event, tag="turn"):

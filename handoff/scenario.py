@@ -116,6 +116,7 @@ class Step:
     settings: tuple[tuple[str, str], ...] = ()
     summary: str | None = None  # what the witness's compaction summary keeps (Summary); None: keep
     filler_turns: int = 0  # how many turns each "fill" action takes (a long history)
+    flat_store_cost: bool | None = None  # expected of a fill through a database store: cost per turn flat?
 
     @property
     def asks(self) -> bool:

@@ -43,6 +43,7 @@ from handoff.words import (
 
 MAX_HEAL_SECONDS = 600.0  # a fault healed after a delay: seconds, not hours
 MAX_FILLER_TURNS = 2000  # a history longer than this takes minutes to build: measure it with make bench
+MIN_COUNTED_FILLER_TURNS = 40  # the store's cost is compared over the first and last quarter of them
 MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # A step's name and a scenario's (its file's stem) name directories and files of the run
@@ -94,7 +95,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
                          "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings", "summary",
-                         "filler_turns"})
+                         "filler_turns", "flat_store_cost"})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -120,6 +121,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         settings=_settings(read),
         summary=read.get("summary", str, None, tuple(Summary)),
         filler_turns=_filler_turns(read, actions),
+        flat_store_cost=_flat_store_cost(read, actions),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
@@ -164,6 +166,19 @@ def _filler_turns(read: Fields, actions: tuple[str, ...]) -> int:
     if Action.FILL not in actions and "filler_turns" in read.table:
         raise read.fail("filler_turns", "is set, but the step's actions have no \"fill\"")
     return turns
+
+
+def _flat_store_cost(read: Fields, actions: tuple[str, ...]) -> bool | None:
+    """Whether a fill's cost per turn to the store is expected to stay flat: only a fill
+    has the turns to tell (a store's cost is counted over its filler turns)."""
+    flat = read.get("flat_store_cost", bool, None)
+    if flat is not None and Action.FILL not in actions:
+        raise read.fail("flat_store_cost", "is set, but the step's actions have no \"fill\": the store's cost per "
+                                           "turn is counted over a fill's turns")
+    if flat is not None and read.get("filler_turns", int, 0) < MIN_COUNTED_FILLER_TURNS:
+        raise read.fail("flat_store_cost", f"needs filler_turns of at least {MIN_COUNTED_FILLER_TURNS}: fewer turns "
+                                           f"cannot tell a flat cost from a growing one")
+    return flat
 
 
 def _tools(read: Fields) -> tuple[str, ...]:
@@ -344,6 +359,10 @@ def load(path: Path) -> Scenario:
         if any(KINDS[plan.kind].needs == Needs.POSTGRES for plan in step.faults) and store != StoreKind.POSTGRES:
             raise UserError(f"{path}: step '{step.name}': field 'faults' has a fault of the database server, "
                             f"but the scenario's store is '{store}': set store = \"postgres\"")
+        if step.flat_store_cost is not None and store == StoreKind.HOME:
+            raise UserError(f"{path}: step '{step.name}': field 'flat_store_cost' needs a database store, but the "
+                            f"scenario's store is '{store}' (the runtime writes a home itself, uncounted): set "
+                            f"store = \"sqlite\" or \"postgres\"")
     tags = read.get("tags", list, [])
     if any(tag not in TAGS for tag in tags):
         raise read.fail("tags", f"may hold {', '.join(TAGS)}, got {tags!r}")

@@ -182,6 +182,10 @@ def _step_turns(history: ScenarioHistory, spec: Step, step: StepHistory, backend
         judged.append(_told(record.name, spec, facts, None, None, FactSeen.NO_REQUEST, None, verdict, reason, basis))
     if not judged:
         judged.append(TurnJudgement(record.name, NoTurn.STEP, None, facts))  # a step with no turn still gets its line
+    if spec.flat_store_cost is not None:  # the step's evidence, so each of its lines carries it
+        cost = facts.store_cost
+        expected = _expected_flag("store cost per turn", spec.flat_store_cost, cost and cost.flat, "flat", "grows")
+        judged = [replace(j, expectations=j.expectations + (expected,)) for j in judged]
     return sorted(judged, key=lambda t: (t.turn is None, t.turn))  # a turn with no number last
 
 

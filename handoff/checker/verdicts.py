@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from typing import TYPE_CHECKING
 
+from handoff.checker.store_cost import CostGrowth, cost_growth
 from handoff.protocol import ActionDone, ActionFailed, EventLog, Holding, Ready
 from handoff.words import FaultKind, NoTurn, TurnKind, Verdict
 
@@ -101,6 +102,11 @@ class StepFacts:
         if log is None or log.resume_event_count is None or log.events_before_resume is None:
             return None
         return log.resume_event_count >= log.events_before_resume
+
+    @property
+    def store_cost(self) -> CostGrowth | None:
+        """How a fill's cost to a database store grew from its first turns to its last."""
+        return cost_growth(self.actions)
 
     @property
     def substituted(self) -> str | None:

@@ -119,6 +119,8 @@ def event_log(judged: TurnJudgement) -> str:
             parts.append(f"listed {len(action.listed or ())}")
         elif action.action == Action.DISCOVER:
             parts.append(f"registry lists {len(action.registered or ())}")
+    if step.store_cost is not None:
+        parts.append(step.store_cost.words())
     if log and log.last_reply and any(f.action == Action.ASK for f in step.failures):
         parts.append("the log holds a reply the app never got")
     for failure in step.failures:

@@ -66,6 +66,17 @@ class Database:
 
     locks_rows = ""  # what ends a SELECT to lock the rows it reads until the commit (SQLite: one writer anyway)
 
+    # What write_cost() counts, in a few words; empty where nothing is counted.
+    write_cost_is = ""
+
+    def write_cost(self, tables: tuple[str, ...]) -> int | None:
+        """Bytes the database has paid so far for changes to ``tables`` (SQLite: to this
+        connection's transactions, whatever they change), as the database or the kernel
+        counts them (see ``write_cost_is``); None where it cannot be told. Its growth over
+        a window of appends, against the bytes appended, shows whether an append costs the
+        same however long the log has grown."""
+        return None
+
     def create_table(self, ddl: str) -> None:
         """Run a CREATE TABLE IF NOT EXISTS safely when several workers start at once
         (PostgreSQL's IF NOT EXISTS is not safe against a concurrent creator)."""
@@ -95,8 +106,22 @@ def _switch_to_wal(connection: sqlite3.Connection, attempts: int = 500) -> None:
             time.sleep(0.01)
 
 
+def _thread_written() -> int | None:
+    """Bytes this thread has handed to write calls (``wchar`` of /proc/thread-self/io), or
+    None where the kernel does not say."""
+    try:
+        with open("/proc/thread-self/io", "rb") as counts:
+            for line in counts:
+                if line.startswith(b"wchar:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
 class SqliteDatabase(Database):
     placeholder = "?"
+    write_cost_is = "bytes SQLite wrote in its transactions (WAL and database file), as the kernel counts them"
 
     def __init__(self, path: Path, read_only: bool = False):
         self.url = f"sqlite:///{path}"
@@ -113,6 +138,7 @@ class SqliteDatabase(Database):
         except sqlite3.Error as error:
             raise UserError(f"cannot open the SQLite store {path}: {error}") from None
         super().__init__(connection)
+        self._written: int | None = 0 if _thread_written() is not None else None
 
     def has_table(self, name: str) -> bool:
         return self.row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = {p}", (name,)) is not None
@@ -121,13 +147,24 @@ class SqliteDatabase(Database):
     def transaction(self) -> Iterator[None]:
         # IMMEDIATE takes the write lock up front, so two writers queue instead of
         # failing half-way through an upgrade from a read lock.
+        # SQLite writes in the thread that commits, so this thread's write calls around
+        # the transaction are what it cost (a checkpoint a commit triggers included).
+        before = _thread_written()
         self.connection.execute("BEGIN IMMEDIATE")
         try:
             yield
         except BaseException:
             self.connection.execute("ROLLBACK")
             raise
-        self.connection.execute("COMMIT")
+        else:
+            self.connection.execute("COMMIT")
+        finally:
+            after = _thread_written()
+            if self._written is not None and before is not None and after is not None:
+                self._written += after - before
+
+    def write_cost(self, tables: tuple[str, ...]) -> int | None:
+        return self._written
 
     def byte_length(self, column: str) -> str:
         return f"length(CAST({column} AS BLOB))"
@@ -161,6 +198,16 @@ class PostgresDatabase(Database):
         return f"octet_length({column})"
 
     locks_rows = " FOR UPDATE"
+
+    # The server's WAL is shared by every client, so it cannot tell one store's cost while
+    # others write; the store's own tables can. PostgreSQL writes a changed row anew (the
+    # old version stays until a vacuum), so a store that rewrites its log grows by the log.
+    write_cost_is = "bytes the store's tables grew (rows, TOAST and indexes), as PostgreSQL counts them"
+
+    def write_cost(self, tables: tuple[str, ...]) -> int | None:
+        found = self.row("SELECT COALESCE(SUM(pg_total_relation_size(to_regclass(name))), 0) FROM unnest({p}::text[]) "
+                         "AS name", (list(tables),))
+        return int(found[0]) if found else None
 
     def _serialize_schema_changes(self) -> None:
         self.execute("SELECT pg_advisory_xact_lock(hashtext('handoff schema'))")

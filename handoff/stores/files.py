@@ -64,6 +64,7 @@ CREATE TABLE IF NOT EXISTS session_file_chunks (
 )
 """
 # Everything stored at or below a path, in both tables (a file, or a directory's tree).
+TABLES = ("session_files", "session_file_chunks")
 AT_OR_BELOW = "session_id = {p} AND (path = {p} OR path LIKE {p} ESCAPE '\\')"
 STATE_ROOT = "/state"
 EVENTS = f"{STATE_ROOT}/events.jsonl"
@@ -99,6 +100,11 @@ class PathMap:
         return path
 
 
+def _size(content: str) -> int:
+    """A file's content in stored bytes (UTF-8; a lone surrogate kept as the runtime sent it)."""
+    return len(content.encode("utf-8", "surrogatepass"))
+
+
 def _like_prefix(path: str) -> str:
     """A LIKE pattern for everything below ``path``, with LIKE's wildcards escaped."""
     escaped = path.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -122,6 +128,7 @@ class SessionFiles:
         # Appends whose commit is unknown (the store went away as they committed): path ->
         # (the file's length in bytes had it been stored, the text appended).
         self._unsure: dict[str, tuple[int, str]] = {}
+        self.given = 0  # bytes of content written or appended, once committed: what the cost is paid for
 
     @staticmethod
     def create_schema(database: Database) -> None:
@@ -241,6 +248,7 @@ class SessionFiles:
         key = self.paths.portable(path)
         async with self._lock:
             await self._change(lambda: self._write(key, content), stored=lambda: self._content(key) == content)
+            self.given += _size(content)
 
     async def append_file(self, path: str, content: str) -> None:
         key = self.paths.portable(path)
@@ -259,6 +267,7 @@ class SessionFiles:
             except UnsureChange:
                 self._unsure[key] = (length[0], content)
                 raise
+            self.given += _size(content)
 
     def _not_yet_stored(self, key: str, content: str) -> str:
         """What of ``content`` is not in the store yet, given an earlier append to ``key``
@@ -311,7 +320,7 @@ class SessionFiles:
             last = self.db.row("SELECT seq, size_after FROM session_file_chunks WHERE session_id = {p} AND path = {p} "
                                "ORDER BY seq DESC LIMIT 1", (self.session_id, key))
             seq, size = last if last is not None else (0, base)
-            new_size = size + len(content.encode("utf-8", "surrogatepass"))
+            new_size = size + _size(content)
             self.db.execute("INSERT INTO session_file_chunks (session_id, path, seq, size_after, mtime, content) "
                             "VALUES ({p}, {p}, {p}, {p}, {p}, {p})", (self.session_id, key, seq + 1, new_size, now, content))
             length[:] = [new_size]

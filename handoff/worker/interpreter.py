@@ -38,12 +38,50 @@ from handoff.witness.tags import TAG_HEADERS, filler_turn
 from handoff.worker.model import model_source
 from handoff.worker.sdk import SDK_VERSION, Runtime
 from handoff.worker.sessions import GuardedSessions, Sessions
-from handoff.worker.store import DatabaseStore, open_store
+from handoff.worker.store import DatabaseStore, HomeStore, StoreCost, open_store
 from handoff.worker.tools import app_tools, session_options
 from handoff.words import TURN_ACTIONS, Action, AppTool, FaultPoint, TurnKind, WorkerStage
 
 Emit = Callable[[Any], None]
 RUNTIME_STOP_SECONDS = 10.0  # stopping a runtime that died may never answer
+
+
+class StoreCosts:
+    """What each filler turn cost a database store: the bytes its files were given in the
+    turn and the bytes the database paid for them. A count that fails (the store out of
+    reach) ends the counting; the turns go on."""
+
+    def __init__(self, store: HomeStore | DatabaseStore):
+        self.store = store
+        self.given: list[int] = []
+        self.written: list[int] = []
+        self.last = self._read()
+        self.written_is = self.last.written_is if self.last else None
+
+    def _read(self) -> StoreCost | None:
+        try:
+            return self.store.cost()
+        except Exception:  # measuring must never fail the turns it measures
+            return None
+
+    def turn_ended(self) -> None:
+        if self.last is None:
+            return
+        now = self._read()
+        if now is None:
+            self.last = None
+            self.given.clear()  # a count with a gap would mislead
+            self.written.clear()
+            return
+        self.given.append(now.given - self.last.given)
+        self.written.append(now.written - self.last.written)
+        self.last = now
+
+    def reported(self) -> dict:
+        if not self.given:
+            return {}
+        return {"store_given": tuple(self.given), "store_written": tuple(self.written),
+                "store_written_is": self.written_is}
 
 
 class Interpreter:
@@ -242,10 +280,12 @@ class Interpreter:
         worker per turn would measure process starts, not the history). They are not the
         step's judged turns: each request is tagged as filler (``fill-N``), so the witness
         still records what it carried (whether the fact told before them was still sent)."""
+        costs = StoreCosts(self.store)
         for number in range(1, self.spec.filler_turns + 1):
             tags = {TAG_HEADERS["turn"]: filler_turn(number)} if self.backend.seen_on_the_wire else {}
             await self.runtime.send(self.session, self.fact.filler_prompt(number), tags, self.spec.turn_timeout)
-        return {"turns": self.spec.filler_turns}
+            costs.turn_ended()
+        return {"turns": self.spec.filler_turns, **costs.reported()}
 
     async def _ask(self) -> None:
         await self._turn(TurnKind.ASK, self.fact.question_prompt)

@@ -27,6 +27,7 @@ import logging
 import select
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
@@ -34,7 +35,7 @@ from urllib.parse import urlsplit
 from handoff.eventlog import events_path
 from handoff.session_ids import safe_id
 from handoff.stores.database import CommitUnknown, Database, PostgresDatabase, StoreUnreachable, connect, redacted
-from handoff.stores.files import SessionFiles
+from handoff.stores.files import TABLES, SessionFiles
 from handoff.stores.registry import Registry
 
 log = logging.getLogger("handoff.store")
@@ -156,6 +157,16 @@ def open_database(url: str) -> Database:
     return ReconnectingPostgres(url) if urlsplit(url).scheme in ("postgres", "postgresql") else connect(url)
 
 
+@dataclass(frozen=True)
+class StoreCost:
+    """A store's running totals: the bytes its files were given (written whole or
+    appended) and the bytes the database paid for them (``written_is`` says how counted)."""
+
+    given: int
+    written: int
+    written_is: str
+
+
 class HomeStore:
     files: Callable[[str], SessionFiles] | None = None  # no SessionFs provider: the runtime writes its home
 
@@ -169,6 +180,9 @@ class HomeStore:
             return None  # not a name the runtime would have made a directory of
         path = events_path(self.home, session_id)
         return path.read_bytes() if path.is_file() else None
+
+    def cost(self) -> StoreCost | None:
+        return None  # the runtime writes its home itself: nothing passes through a store to count
 
     def close(self) -> None:
         if self._database:
@@ -189,6 +203,13 @@ class DatabaseStore:
         if session_id not in self._files:
             self._files[session_id] = SessionFiles(self.database, session_id, self.home)
         return self._files[session_id]
+
+    def cost(self) -> StoreCost | None:
+        """What the session files were given so far, and what the database paid for them."""
+        written = self.database.write_cost(TABLES)
+        if written is None:
+            return None
+        return StoreCost(sum(files.given for files in self._files.values()), written, self.database.write_cost_is)
 
     def events_log(self, session_id: str) -> bytes | None:
         text = self.files(session_id).read_events()
