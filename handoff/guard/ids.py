@@ -41,10 +41,27 @@ _RANDOM_BYTES, _TAG_BYTES = 12, 8
 MINTED = re.compile(rf"{PREFIX}[{_LETTERS}]{{{2 * (_RANDOM_BYTES + _TAG_BYTES)}}}")
 MINTED_SHAPE = f"{PREFIX} and {2 * (_RANDOM_BYTES + _TAG_BYTES)} letters g-v"
 
-# A random hex token (ours: handoff-…, sdklabs-…) is not a phone number for the rule
-# below, even when its digits happen to run for a while.
+# Where digits are not a phone number, whatever libphonenumber would make of them: a
+# random hex token (ours: handoff-…, sdklabs-…) and a UUID (what the SDK mints; its
+# groups are hex, and 1 in 15 held a run of digits a phone rule took for a number).
 _HEX_TOKEN = re.compile(r"(?<![0-9A-Za-z])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{12,}(?![0-9A-Za-z])")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# A bare run of digits that reads as a time of 2001-2033: epoch seconds or milliseconds
+# (the SDK's guide builds ids as {userId}-{taskId}-{timestamp}), or a date with its time
+# (20261206, 202612061015, 20261206101500). No one writes a phone number that way.
+_EPOCH_SECONDS = (978_307_200, 2_019_686_400)  # 2001-01-01 and 2034-01-01, UTC
+_DATE_TIME = re.compile(r"(?:20[0-3]\d)(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:(?:[01]\d|2[0-3])[0-5]\d(?:[0-5]\d)?)?")
+_ISO_DATE_TIME = re.compile(r"20[0-3]\d[-.](?:0[1-9]|1[0-2])[-.](?:0[1-9]|[12]\d|3[01])"
+                            r"(?:T(?:[01]\d|2[0-3])[-:.]?[0-5]\d(?:[-:.]?[0-5]\d)?)?")
+_BARE_DIGITS = re.compile(r"(?<![\d+])\d+(?!\d)")
 PHONE = "contains a phone number"
+LONG_NUMBER = "contains a long number (a card or account number?)"
+# A number written without its country code is read as each of these countries would
+# dial it (libphonenumber's region codes); one with it (+44 or 0044) is read as such.
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "BR", "JP", "CN", "AU", "ES", "IT", "NL")
+# Fewer digits are a local number without its area code, or a short code: in an id they
+# are far likelier a counter (order-050990) than something that can be dialled.
+MIN_PHONE_DIGITS = 9
 # The rules about what an id is made of, not what it carries.
 _WHITESPACE = ("contains whitespace or a control character", re.compile(r"[\s\x00-\x1f\x7f]"))
 _ALLOWED = re.compile(r"[A-Za-z0-9._-]+")
@@ -61,11 +78,7 @@ _BROAD_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("contains a long hex string (a secret or hash?)", re.compile(r"[0-9a-fA-F]{32,}")),
     # 16 digits or more (a payment card has 16-19; an IBAN's account part, an account
     # number), maybe in groups: longer than any phone number, which the rule below leaves alone.
-    ("contains a long number (a card or account number?)", re.compile(r"\d(?:[ ._-]?\d){15,}")),
-    # 9-15 digits, maybe with a leading + and separators (space, brackets, . _ -), on
-    # their own; or 10-15 right after letters (cust4155550123, but not build-v123456789).
-    (PHONE, re.compile(r"(?<![0-9A-Za-z])\+?\d(?:[ ()._-]?\d){8,14}(?!\d)"
-                       r"|(?<=[A-Za-z])\d(?:[ ()._-]?\d){9,14}(?!\d)")),
+    (LONG_NUMBER, re.compile(r"\d(?:[ ._-]?\d){15,}")),
     ("contains a long base64 string (a secret?)",
      re.compile(r"(?=[A-Za-z0-9+/_=-]{32,})(?=\S*[A-Z])(?=\S*[a-z])(?=\S*\d)[A-Za-z0-9+/_=-]{32,}")),
 )
@@ -113,21 +126,60 @@ def _blank(token: re.Match[str]) -> str:
 
 def _found(rules: tuple[tuple[str, re.Pattern[str]], ...], text: str) -> Iterator[tuple[str, int]]:
     for rule, pattern in rules:
-        found = pattern.search(_HEX_TOKEN.sub(_blank, text) if rule == PHONE else text)
+        found = pattern.search(_without_tokens(text) if rule == LONG_NUMBER else text)
         if found:
             yield rule, found.start()
 
 
+def _without_tokens(text: str) -> str:
+    """``text`` with its UUIDs and hex tokens blanked: their digits are no number's."""
+    return _HEX_TOKEN.sub(_blank, _UUID.sub(_blank, text))
+
+
+def _not_a_time(digits: re.Match[str]) -> str:
+    run = digits.group()
+    seconds = int(run[:-3] if len(run) in (12, 13) else run) if len(run) in (9, 10, 12, 13) else 0
+    if _EPOCH_SECONDS[0] <= seconds < _EPOCH_SECONDS[1] or _DATE_TIME.fullmatch(run):
+        return _blank(digits)
+    return run
+
+
+def phone_number_at(text: str) -> int | None:
+    """Where the first phone number in ``text`` starts, as libphonenumber finds numbers
+    in text (a valid number of one of PHONE_REGIONS, its digits grouped as that country
+    writes them, or not grouped at all; at least MIN_PHONE_DIGITS digits), or None.
+    Before it looks: hex tokens, UUIDs and times are blanked; a letter touching a digit
+    becomes a space (``cust4155550123`` holds a number the matcher would not see inside a
+    word); an underscore becomes a dash (a separator the matcher knows)."""
+    import phonenumbers
+
+    looked_at = _BARE_DIGITS.sub(_not_a_time, _ISO_DATE_TIME.sub(_blank, _without_tokens(text)))
+    if sum(character.isdigit() for character in looked_at) < MIN_PHONE_DIGITS:
+        return None
+    looked_at = re.sub(r"[A-Za-z](?=\d)|(?<=\d)[A-Za-z]", " ", looked_at).replace("_", "-")
+    starts = [match.start for region in PHONE_REGIONS
+              for match in phonenumbers.PhoneNumberMatcher(looked_at, region, leniency=phonenumbers.Leniency.EXACT_GROUPING)
+              if sum(character.isdigit() for character in match.raw_string) >= MIN_PHONE_DIGITS]
+    return min(starts, default=None)
+
+
 def _findings(text: str) -> Iterator[tuple[str, int]]:
     """Each rule about content that ``text`` breaks, in the order they are reported, with
-    where its finding starts."""
+    where its finding starts. A UUID and nothing else carries nothing: its form leaves
+    no room (what the SDK mints when no id is given, so the commonest id of all)."""
+    if _UUID.fullmatch(text):
+        return
     yield from _found(_RULES, text)
     detectors, random_looking = _detect_secrets()
     for secret_type, finds in detectors:
         for finding in finds(text):
             yield f"looks like a secret (detect-secrets: {secret_type})", max(text.find(finding), 0)
             break
-    yield from _found(_BROAD_RULES, text)
+    yield from _found(_BROAD_RULES[:2], text)
+    phone = phone_number_at(text)
+    if phone is not None:
+        yield PHONE, phone
+    yield from _found(_BROAD_RULES[2:], text)
     for run in random_looking(text):
         yield "contains a high-entropy string (a secret? detect-secrets measures it)", text.find(run)
         break

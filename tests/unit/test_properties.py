@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from handoff.errors import UserError
 from handoff.eventlog import parse_events, summarize
-from handoff.guard.ids import MINTED, Minter, redacted, secret_in, secret_shape
+from handoff.guard.ids import MINTED, PHONE_REGIONS, Minter, redacted, secret_in, secret_shape
 from handoff.guard.receipt import Receipt, changes_since
 from handoff.scenario_files import load
 
@@ -130,6 +130,20 @@ def _jwt(header: dict, claims: dict, signature: bytes) -> str:
     return ".".join([part(json.dumps(header).encode()), part(json.dumps(claims).encode()), part(signature)])
 
 
+def _phone(region: str, kind: str, last: int, form: str, plus: bool) -> str:
+    """A valid number of ``region``'s numbering plan (its example number with other last
+    digits, while that stays valid), written as people write it, with dashes for spaces."""
+    import phonenumbers
+
+    example = phonenumbers.example_number_for_type(region, getattr(phonenumbers.PhoneNumberType, kind))
+    national = str(example.national_number)
+    changed = phonenumbers.PhoneNumber(country_code=example.country_code,
+                                       national_number=int(national[:-4] + f"{last:04d}"))
+    number = changed if phonenumbers.is_valid_number(changed) else example
+    written = phonenumbers.format_number(number, getattr(phonenumbers.PhoneNumberFormat, form)).replace(" ", "-")
+    return written if plus or form != "E164" else written.removeprefix("+")
+
+
 # Secrets and personal data as they come: providers' keys and tokens (found by
 # detect-secrets, some by the project's own rules too), e-mail addresses, phone numbers,
 # card and account numbers, JWTs.
@@ -141,8 +155,8 @@ SECRETS = st.one_of(
     st.from_regex(r"glpat-[A-Za-z0-9_]{20,30}", fullmatch=True),
     st.from_regex(r"sk-(proj-)?[A-Za-z0-9_]{20,30}", fullmatch=True),
     st.from_regex(r"[a-z0-9._]{1,12}@[a-z0-9]{1,12}\.(com|org|de|co\.uk)", fullmatch=True),
-    st.from_regex(r"\+?[1-9][0-9]{9,12}", fullmatch=True),  # a phone number
-    st.from_regex(r"[1-9][0-9]{2,3}([ ._-]?[0-9]{3}){2}[ ._-]?[0-9]{4}", fullmatch=True),  # in groups
+    st.builds(lambda *parts: _phone(*parts), st.sampled_from(PHONE_REGIONS), st.sampled_from(["MOBILE", "FIXED_LINE"]),
+              st.integers(0, 9999), st.sampled_from(["E164", "INTERNATIONAL", "NATIONAL"]), st.booleans()),
     st.from_regex(r"[1-9][0-9]{15,18}", fullmatch=True),  # a card or account number
     st.builds(_jwt, st.fixed_dictionaries({"alg": st.sampled_from(["HS256", "RS256"])}),
               st.dictionaries(st.sampled_from(["sub", "name", "iat"]), st.text(max_size=8), min_size=1, max_size=3),
