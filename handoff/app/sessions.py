@@ -5,6 +5,7 @@ store (its session registry)."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from datetime import datetime
 from pathlib import Path
@@ -13,39 +14,55 @@ from handoff import places
 from handoff.errors import UserError
 from handoff.eventlog import SESSION_STATE
 from handoff.lab import options as lab_options
-from handoff.report.sessions import home_sessions_table, run_sessions_table, sessions_table
+from handoff.guard.ids import redacted as redacted_id
+from handoff.report.sessions import Shown, hidden_ids, home_sessions_table, run_sessions_table, sessions_table
 from handoff.runs.sessions import homes_still_there, run_sessions
-from handoff.stores.database import redacted
+from handoff.stores.database import redacted, sqlite_path
 from handoff.stores.homes import home_sessions, is_home
 from handoff.words import Command, StoreKind
 
 
-def listing(where: str | None, owner: str | None, runs_dir: Path) -> str:
+def listing(where: str | None, owner: str | None, runs_dir: Path, show_ids: bool = False) -> str:
     """The sessions of ``where`` (None: the lab's home), only ``owner``'s when given; a
-    UserError says what ``where`` is when it is none of those."""
+    UserError says what ``where`` is when it is none of those. Ids the rules flag are
+    shown redacted, unless ``show_ids`` and the place is the user's own."""
     try:
         place = places.locate(where, lab_options.DEFAULT_HOME, runs_dir)
     except OSError as error:  # a place that cannot be looked into (/proc, a directory without permission)
         raise UserError(f"{where}: cannot be read ({error.strerror or error}: {error.filename}); give a Copilot "
                         f"home, a run or a store") from None
+    show = _shown_in_full(place) if show_ids else redacted_id
     if isinstance(place, places.Store):
-        return _store_listing(place.url, owner)
+        return _store_listing(place.url, owner, show)
     if owner is not None and not isinstance(place, places.Run):
         raise UserError("--owner: a Copilot home records no owner (a store's registry and a run's steps do); "
                         "leave --owner out")
     if isinstance(place, places.Run):
-        return _run_listing(place.found, owner)
+        return _run_listing(place.found, owner, show)
     if isinstance(place, places.Homes):
         return "\n\n".join([f"{place.path} holds {_count(len(place.homes), 'Copilot home')} (as `handoff run "
-                             f"--keep` leaves them):"] + [_home_listing(home) for home in place.homes])
-    return _home_listing(place.path, place.default)
+                             f"--keep` leaves them):"] + [_home_listing(home, show=show) for home in place.homes])
+    return _home_listing(place.path, place.default, show)
+
+
+def _shown_in_full(place: places.Place) -> Shown:
+    """Ids in full: only to the owner of what holds them (a home, a run's record, a SQLite
+    file; a PostgreSQL store's registry is the user's by the credentials they gave)."""
+    path = {places.Home: lambda: place.path, places.Homes: lambda: place.path, places.Run: lambda: place.found.path,
+            places.Store: lambda: sqlite_path(place.url)}[type(place)]()
+    if path is not None:
+        owner = path.stat().st_uid
+        if owner != os.getuid():
+            raise UserError(f"--show-ids: {path} belongs to another user (uid {owner}): ids that may carry a secret or "
+                            f"personal data are shown in full only to their owner; leave --show-ids out")
+    return lambda session_id: session_id
 
 
 def _count(number: int, thing: str) -> str:
     return f"{number} {thing}" + ("" if number == 1 else "s")
 
 
-def _home_listing(home: Path, default: bool = False) -> str:
+def _home_listing(home: Path, default: bool = False, show: Shown = redacted_id) -> str:
     """A Copilot home's sessions under a first line that says which home was read."""
     if default and not is_home(home):
         return (f"The lab's home, {home}, holds no sessions yet: `handoff lab` makes one there. To list others: "
@@ -63,10 +80,16 @@ def _home_listing(home: Path, default: bool = False) -> str:
                  f"store): {said}")
     else:
         first = f"Copilot home {shlex.quote(str(home))}: {said}"
-    return first + (f"\n{home_sessions_table(found)}" if found else "")
+    return first + (f"\n{home_sessions_table(found, show)}" if found else "") + _hidden(
+        [s.session_id for s in found], show)
 
 
-def _run_listing(found, owner: str | None) -> str:
+def _hidden(ids: list[str], show: Shown) -> str:
+    said = hidden_ids(ids) if show is redacted_id else None
+    return f"\n{said}" if said else ""
+
+
+def _run_listing(found, owner: str | None, show: Shown = redacted_id) -> str:
     """A stored run's sessions, from its record, and where their files are now."""
     record = found.record
     sessions = run_sessions(record, owner)
@@ -75,7 +98,7 @@ def _run_listing(found, owner: str | None) -> str:
     if not sessions:
         return first + ("no step acting as that owner used a session" if owner else "its steps used no session")
     lines = [first + f"{_count(len(sessions), 'session')} its steps used, from its record ({found.path})",
-             run_sessions_table(sessions)]
+             run_sessions_table(sessions, show) + _hidden([s.session_id for s in sessions], show)]
     kept = homes_still_there(sessions)
     for home in kept:
         lines.append(f"Their files are still in {home}: `handoff sessions list {shlex.quote(str(home))}` reads them.")
@@ -94,6 +117,7 @@ def _run_listing(found, owner: str | None) -> str:
     return "\n".join(lines)
 
 
-def _store_listing(url: str, owner: str | None) -> str:
+def _store_listing(url: str, owner: str | None, show: Shown = redacted_id) -> str:
     found = places.registries(url, owner)
-    return f"The session registry in {redacted(url)}:\n{sessions_table(found)}"
+    return f"The session registry in {redacted(url)}:\n{sessions_table(found, show)}" + _hidden(
+        [s.session_id for _, sessions in found for s in sessions], show)

@@ -130,6 +130,9 @@ def sessions_list(
         "--store", metavar="URL", help="The same as WHERE, as earlier versions took a store.")] = None,
     owner: Annotated[Optional[str], typer.Option(
         help="Only sessions of this owner: a store's registry records it, a run's steps act as one.")] = None,
+    show_ids: Annotated[bool, typer.Option(
+        "--show-ids", help="Print every id in full, also those the id rules hide as possibly carrying a secret or "
+                           "personal data: to copy one. Only for your own home, run or SQLite file.")] = False,
     runs_dir: RunsDirOption = None,
 ) -> None:
     """List sessions, most recent first, from what you have: a Copilot home (read from
@@ -143,7 +146,7 @@ def sessions_list(
     if where is not None and store is not None:
         raise fail("give WHERE or --store, not both: --store URL is the same as WHERE", ExitCode.BAD_INPUT)
     try:
-        text = listing(where if where is not None else store, owner, runs_dir or RUNS_DIR)
+        text = listing(where if where is not None else store, owner, runs_dir or RUNS_DIR, show_ids)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)
     typer.echo(text)

@@ -228,20 +228,32 @@ def shown(session_id: str) -> str:
     return f"(not shown: it {shape})" if shape else session_id
 
 
-REDACTED = "(redacted)"
+REDACTED = "(redacted"  # then ": " and what hid it, ")"
 _KEPT = 4  # at most this many characters from before the first finding are shown
+
+
+def rule_label(rule: str) -> str:
+    """What a rule finds, in a few words: "contains a phone number" -> "phone number",
+    "looks like a secret (detect-secrets: AWS Access Key)" -> "AWS Access Key"."""
+    provider = re.fullmatch(r"looks like a secret \(detect-secrets: (.+)\)", rule)
+    if provider:
+        return provider.group(1)
+    return re.sub(r"^(contains|looks like) (an?|the) ", "", rule).split(" (")[0]
 
 
 def redacted(text: str) -> str:
     """``text`` (an id, a business key) as a report shows it: itself, or, when it carries
     a secret or personal data, at most four letters (or ``.``, ``_``, ``-``) from before
-    the first finding of any rule, never a character of one, then ``…(redacted)``:
-    ``cust…(redacted)``, short enough for a diagram's label (:func:`secret_in` says why)."""
-    starts = [start for _, start in _findings(text)]
-    if not starts:
+    the first finding of any rule, never a character of one, then ``…(redacted: WHAT)``,
+    WHAT the :func:`rule_label` of the rule a refusal names (:func:`secret_in`):
+    ``cust…(redacted: phone number)``, short enough for a diagram's label, and saying
+    why it is hidden."""
+    found = list(_findings(text))
+    if not found:
         return text
-    kept = re.match(r"[A-Za-z._-]*", text[:min(*starts, _KEPT)]).group()
-    return f"{kept}…{REDACTED}"
+    start = min(where for _, where in found)  # nothing of any finding is shown
+    kept = re.match(r"[A-Za-z._-]*", text[:min(start, _KEPT)]).group()
+    return f"{kept}…{REDACTED}: {rule_label(found[0][0])})"  # the rule a refusal would name
 
 
 def _letters(data: bytes) -> str:

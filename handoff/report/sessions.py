@@ -4,6 +4,7 @@ session folders, a stored run's steps."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Callable
 
 from tabulate import tabulate
 
@@ -18,7 +19,19 @@ def _when(seconds: float | None, host: str | None) -> str:
     return f"{datetime.fromtimestamp(seconds).strftime('%Y-%m-%d %H:%M:%S')} on {host}"
 
 
-def sessions_table(registries: list[tuple[str, list]]) -> str:
+Shown = Callable[[str], str]  # how an id is printed: redacted() where the rules flag it, or in full
+
+
+def hidden_ids(ids: list[str]) -> str | None:
+    """A line under a table that hid some ids: how many, and how to see them."""
+    hidden = sum(1 for session_id in ids if redacted(session_id) != session_id)
+    if not hidden:
+        return None
+    return (f"{hidden} {'id is' if hidden == 1 else 'ids are'} hidden: by the rule in brackets it may carry a "
+            f"secret or personal data. To copy one, `--show-ids` prints ids in full (to their owner only).")
+
+
+def sessions_table(registries: list[tuple[str, list]], show: Shown = redacted) -> str:
     """The registered sessions of a store, by where each is kept: ``""`` for the store's
     own registry, else the schema a run kept (shown as its run and scenario)."""
     if not registries:
@@ -27,7 +40,7 @@ def sessions_table(registries: list[tuple[str, list]]) -> str:
     body = []
     for where, sessions in registries:
         for s in sessions:
-            row = [redacted(s.session_id), s.owner, _when(s.created_at, s.created_on),
+            row = [show(s.session_id), s.owner, _when(s.created_at, s.created_on),
                    _when(s.last_resumed_at, s.last_resumed_on),
                    _pair(s.created_runtime, s.created_sdk), _pair(s.runtime_version, s.sdk_version),
                    cells.DASH if s.turns is None else s.turns,
@@ -37,11 +50,11 @@ def sessions_table(registries: list[tuple[str, list]]) -> str:
     return tabulate(body, headers=(["kept by"] if kept else []) + headers)
 
 
-def home_sessions_table(sessions: list) -> str:
+def home_sessions_table(sessions: list, show: Shown = redacted) -> str:
     """The sessions a Copilot home holds (handoff/stores/homes.py), as read from their
     event logs."""
     headers = ["id", "created", "last written", "turns", "closed", "created by", "first prompt"]
-    body = [[redacted(s.session_id), _at(s.created_at), _at(s.modified_at), s.turns, _home_closed(s),
+    body = [[show(s.session_id), _at(s.created_at), _at(s.modified_at), s.turns, _home_closed(s),
              _pair(s.created_by, None), cells.short(f"({s.problem})" if s.problem else s.summary, 40)]
             for s in sessions]
     return tabulate(body, headers=headers)
@@ -54,10 +67,10 @@ def _home_closed(session) -> str:
     return "yes" if session.closed else f"no (ends with {session.last_event})"
 
 
-def run_sessions_table(sessions: list) -> str:
+def run_sessions_table(sessions: list, show: Shown = redacted) -> str:
     """The sessions a stored run's steps used (handoff/runs/sessions.py), by scenario."""
     headers = ["scenario", "id", "steps", "kept in", "began", "turns", "closed", "first prompt"]
-    body = [[s.scenario, redacted(s.session_id), f"{', '.join(s.steps)} ({', '.join(s.hosts)})",
+    body = [[s.scenario, show(s.session_id), f"{', '.join(s.steps)} ({', '.join(s.hosts)})",
              f"home ({', '.join(s.homes)})" if s.store == StoreKind.HOME else s.store, _at(s.started_at), s.turns,
              cells.yes_no(s.closed), cells.short(s.summary, 40)]
             for s in sessions]

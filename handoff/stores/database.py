@@ -249,14 +249,22 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite://{path.resolve()}"
 
 
+def sqlite_path(url: str) -> Path | None:
+    """The file a SQLite store's URL (``sqlite:///path``, or a plain path) names; None for
+    any other scheme."""
+    scheme = urlsplit(url).scheme
+    if scheme == "sqlite":
+        return Path(url.removeprefix("sqlite://"))
+    return Path(url) if scheme == "" else None
+
+
 def connect(url: str, read_only: bool = False) -> Database:
     """``postgresql://...`` / ``postgres://...`` or ``sqlite:///path`` (or a plain path).
     ``read_only``: a SQLite file must exist already and is never written."""
     scheme = urlsplit(url).scheme
     if scheme in ("postgres", "postgresql"):
         return PostgresDatabase(url)
-    if scheme == "sqlite":
-        return SqliteDatabase(Path(url.removeprefix("sqlite://")), read_only)
-    if scheme == "":
-        return SqliteDatabase(Path(url), read_only)
+    path = sqlite_path(url)
+    if path is not None:
+        return SqliteDatabase(path, read_only)
     raise UserError(f"store {redacted(url)!r}: use postgresql://user@host:port/db, sqlite:///path/to/file.db, or a file path")

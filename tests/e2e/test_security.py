@@ -73,7 +73,7 @@ def test_no_report_of_the_secret_in_id_run_shows_the_phone_number(tmp_path):
     for form in ("table", "markdown"):
         shown[f"{form} --wide"] = report("--format", form, "--wide")
     assert {form: text.count(phone) for form, text in shown.items()} == dict.fromkeys(shown, 0)
-    assert "cust…(redacted)" in shown["html"] and "cust…(redacted)" in shown["json"]
+    assert "cust…(redacted: phone number)" in shown["html"] and "cust…(redacted: phone number)" in shown["json"]
 
 
 def test_bob_learns_nothing_from_creating_alices_id(matrix):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from bench import growth, growth_resume
+from bench import growth, growth_plot, growth_resume
 
 
 def test_every_event_is_a_runtime_shaped_line_of_the_same_size():
@@ -73,3 +73,10 @@ def test_resume_times_are_tabled_beside_the_file_home_and_compared_at_the_larges
                           [postgres, "—", "—", "—"]]
     assert growth_resume.findings(found, (10, 100, 1000)) == [
         f"{sqlite}: resume and first answer at 101 events took 2.00x the file home's (400 against 200 ms)"]
+
+
+def test_without_matplotlib_the_plot_is_a_problem_saying_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)  # as if not installed
+    said = growth_plot.plot([], tmp_path / "plot.svg")
+    assert said == "the plot was not drawn: matplotlib is not installed (pip install -e '.[bench]')"
+    assert not (tmp_path / "plot.svg").exists()

@@ -14,6 +14,7 @@ from handoff.guard.ids import (
     check_session_id,
     not_minted,
     redacted,
+    rule_label,
     secret_in,
     shown,
 )
@@ -159,13 +160,13 @@ def test_a_refusal_without_a_shape_says_nothing_more():
 
 
 REDACTED_AS = {
-    "cust-4155550123": "cust…(redacted)",  # the letters before the phone number; no digit of it
-    "cust4155550123": "cust…(redacted)",
-    "alice@example.com-chat": "…(redacted)",  # the finding starts at once: nothing of it is kept
-    "ghp_0123456789abcdefghijABCDEFGHIJ01": "…(redacted)",
-    "case-AKIAIOSFODNN7EXAMPLE": "case…(redacted)",
-    "xoxb-123456789012-1234567890123-abcdefghij": "…(redacted)",  # kept: before *any* rule's finding
-    "tenant-x-0123456789abcdef0123456789abcdef": "tena…(redacted)",
+    "cust-4155550123": "cust…(redacted: phone number)",  # the letters before the phone number; no digit of it
+    "cust4155550123": "cust…(redacted: phone number)",
+    "alice@example.com-chat": "…(redacted: e-mail address)",  # the finding starts at once: nothing of it is kept
+    "ghp_0123456789abcdefghijABCDEFGHIJ01": "…(redacted: GitHub token)",
+    "case-AKIAIOSFODNN7EXAMPLE": "case…(redacted: AWS Access Key)",
+    "xoxb-123456789012-1234567890123-abcdefghij": "…(redacted: Slack Token)",  # kept: before *any* rule's finding
+    "tenant-x-0123456789abcdef0123456789abcdef": "tena…(redacted: long hex string)",
 }
 
 
@@ -184,6 +185,19 @@ def test_an_id_that_carries_nothing_is_shown_as_it_is(session_id):
                                         if secret_in(sid) and not rule.startswith("is ")])
 def test_every_refused_id_that_carries_something_is_redacted_without_a_digit_of_it(session_id):
     shown_as = redacted(session_id)
-    assert shown_as.endswith("…(redacted)") and len(shown_as) <= len("cust…(redacted)")
-    assert not any(character.isdigit() for character in shown_as)
+    kept, marker, why = shown_as.partition("…(redacted: ")
+    assert marker and len(kept) <= 4 and why.endswith(")") and len(why) > 1
+    assert not any(character.isdigit() for character in kept)  # the label may hold digits ("ipv4"), never the id
+    assert why[:-1] == rule_label(secret_in(session_id))
     assert secret_in(shown_as) is None  # what the report shows is not flagged in turn
+
+
+@pytest.mark.parametrize("rule, label", [
+    ("contains a phone number", "phone number"),
+    ("contains an e-mail address", "e-mail address"),
+    ("looks like an OpenAI API key", "OpenAI API key"),
+    ("contains a long number (a card or account number?)", "long number"),
+    ("looks like a secret (detect-secrets: AWS Access Key)", "AWS Access Key"),
+])
+def test_a_hidden_id_says_in_a_few_words_which_rule_hid_it(rule, label):
+    assert rule_label(rule) == label

@@ -21,14 +21,14 @@ def test_a_known_id_is_still_recognised_as_its_owners():
 
 
 def test_a_redacted_id_keeps_its_first_letters_in_either_case():
-    assert redacted("Cust4155550123") == "Cust…(redacted)"
-    assert redacted("cust4155550123") == "cust…(redacted)"
+    assert redacted("Cust4155550123") == "Cust…(redacted: phone number)"
+    assert redacted("cust4155550123") == "cust…(redacted: phone number)"
 
 
 def test_a_redacted_id_shows_no_character_of_any_finding():
     """Only what comes before the first finding of any rule is shown: a secret a detector
     names twice, a long hex string before a secret a detector names, a random-looking
     run that comes twice."""
-    assert redacted("abBEGIN RSA PRIVATE KEY abBEGIN RSA PRIVATE KEY") == "ab…(redacted)"
-    assert redacted("deadbeefdeadbeefdeadbeefdeadbeef.AKIAIOSFODNN7EXAMPLE") == "…(redacted)"
-    assert redacted("ab.Zx9Qw8Er7Ty6Ui5Op4As3Df2.Zx9Qw8Er7Ty6Ui5Op4As3Df2") == "ab.…(redacted)"
+    assert redacted("abBEGIN RSA PRIVATE KEY abBEGIN RSA PRIVATE KEY") == "ab…(redacted: Private Key)"
+    assert redacted("deadbeefdeadbeefdeadbeefdeadbeef.AKIAIOSFODNN7EXAMPLE") == "…(redacted: AWS Access Key)"
+    assert redacted("ab.Zx9Qw8Er7Ty6Ui5Op4As3Df2.Zx9Qw8Er7Ty6Ui5Op4As3Df2") == "ab.…(redacted: high-entropy string)"

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from handoff.errors import UserError
 from handoff.eventlog import parse_events, summarize
-from handoff.guard.ids import MINTED, PHONE_REGIONS, Minter, redacted, secret_in, secret_shape
+from handoff.guard.ids import MINTED, PHONE_REGIONS, Minter, redacted, rule_label, secret_in, secret_shape
 from handoff.guard.receipt import Receipt, changes_since
 from handoff.scenario_files import load
 
@@ -172,8 +172,9 @@ def test_an_id_carrying_a_secret_is_flagged_and_a_report_shows_none_of_it(before
     session_id = "-".join(part for part in (before, secret, after) if part)
     assert secret_shape(session_id) is not None and secret_in(session_id) is not None
     shown = redacted(session_id)
-    assert shown.endswith("…(redacted)") and secret not in shown
-    assert not any(character.isdigit() for character in shown)
+    kept, marker, why = shown.partition("…(redacted: ")
+    assert marker and why == f"{rule_label(secret_in(session_id))})" and secret not in shown
+    assert not any(character.isdigit() for character in kept)
 
 
 @given(text=st.text(max_size=80))

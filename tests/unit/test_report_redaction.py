@@ -24,7 +24,7 @@ from tests.unit.test_html_report import FACT, RECALLED, evidence, lines, ready, 
 
 PHONE = "4155550123"
 ID = f"cust-{PHONE}"
-SHOWN = "cust…(redacted)"
+SHOWN = "cust…(redacted: phone number)"
 
 
 def _record():

@@ -142,7 +142,7 @@ def test_an_id_that_carries_a_phone_number_is_shown_redacted(tmp_path):
     closed_session(tmp_path, SECRET_ID)
     code, output = listed(str(tmp_path))
     assert code == 0
-    assert PHONE not in output and "cust…(redacted)" in output
+    assert PHONE not in output and "cust…(redacted: phone number)" in output
 
 
 def test_text_from_a_log_is_printed_with_its_control_characters_escaped(tmp_path):
@@ -221,15 +221,26 @@ def test_a_run_lists_the_sessions_its_steps_used_from_its_record(tmp_path):
     run_id = stored_run(tmp_path)
     code, output = listed(run_id, "--runs-dir", str(tmp_path))
     assert code == 0, output
-    first, _, _, copied, secret, gone = output.splitlines()
+    first, _, _, copied, secret, hidden, gone = output.splitlines()
     assert first.startswith(f"Run {run_id} (`handoff run`, ") and f"2 sessions its steps used, from its record " \
         f"({tmp_path / run_id})" in first
     assert copied.split()[:6] == ["copied", "handoff-0123456789abcdef", "A,", "B", "(local,", "host-b)"]
     assert "home (shared, copied)" in copied
     assert "  2  no" in copied  # B was killed before it closed the session
-    assert secret.split()[:2] == ["secret-in-id", "cust…(redacted)"] and PHONE not in output
+    assert secret.startswith("secret-in-id") and "cust…(redacted: phone number)" in secret and PHONE not in output
     assert "  0  yes" in secret
+    assert hidden.startswith("1 id is hidden: by the rule in brackets") and "`--show-ids`" in hidden
     assert gone.startswith("Their files were in the run's own homes and stores, removed when it ended")
+
+
+def test_show_ids_prints_a_hidden_id_in_full_to_its_owner_and_refuses_anyone_else(tmp_path, monkeypatch):
+    run_id = stored_run(tmp_path)
+    code, output = listed(run_id, "--runs-dir", str(tmp_path), "--show-ids")
+    assert code == 0 and SECRET_ID in output and "(redacted" not in output and "is hidden" not in output
+    import os
+    monkeypatch.setattr(os, "getuid", lambda: os.stat(tmp_path).st_uid + 1)  # as if another user asked
+    code, output = listed(run_id, "--runs-dir", str(tmp_path), "--show-ids")
+    assert code == 2 and "--show-ids:" in output and "belongs to another user" in output and SECRET_ID not in output
 
 
 def test_a_run_by_its_directory_its_record_and_an_owner(tmp_path):
@@ -270,7 +281,7 @@ def test_a_sqlite_store_lists_its_registry_by_path_url_or_store_option(tmp_path)
         assert output.splitlines()[0] == f"The session registry in {sqlite_url(path)}:"
         assert "analyst-demo" in output and "alice" in output and PHONE not in output
     code, output = listed(str(path), "--owner", "bob")
-    assert "cust…(redacted)" in output and "analyst-demo" not in output
+    assert "cust…(redacted: phone number)" in output and "analyst-demo" not in output
 
 
 def test_a_homes_own_index_is_no_registry_and_the_message_names_the_home(home):
