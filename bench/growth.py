@@ -47,7 +47,7 @@ from typing import Any, Awaitable, Callable
 
 from handoff import owners
 
-from bench import growth_resume
+from bench import growth_plot, growth_resume
 from bench.postgres import own_database, throwaway_server
 from bench.procs import PROJECT_ROOT, Bench
 from bench.report import Section, Table, markdown, replace_block, terminal
@@ -57,6 +57,7 @@ QUICK_SIZES = (10, 100, 1_000)
 BUDGET_SECONDS = 300.0  # per store; LangGraph's savers, quadratic, stop short of 10,000
 QUICK_BUDGET_SECONDS = 30.0
 SECTION = "bench-growth"
+PLOT = "docs/bench-growth.svg"  # beside the output's folder: BENCHMARKS.md's block shows it
 
 
 def event(number: int) -> str:
@@ -304,6 +305,7 @@ def _percentile(values: list[float], percent: int) -> float:
 class Measured:
     grown: list[Grown]
     resumed: growth_resume.Resumed | None  # None: not asked for (--no-resume)
+    plot: str | None = None  # where the plot was drawn, relative to BENCHMARKS.md
 
 
 async def measure(sizes: tuple[int, ...], budget: float, root: Path, resume: bool = True) -> Measured:
@@ -342,6 +344,8 @@ def section(measured: Measured, sizes: tuple[int, ...], seconds: float, load: st
                     [written, timing], seconds=seconds)
     found.findings = _findings(results, sizes)
     found.problems = [f"{grown.store.name}: {grown.stopped}" for grown in results if grown.stopped]
+    if measured.plot is not None:
+        found.findings.append(f"The log-log plot: ![bytes written and append p50 against events]({measured.plot})")
     if measured.resumed is not None:
         found.tables.append(growth_resume.table(measured.resumed, sizes))
         found.findings += growth_resume.findings(measured.resumed, sizes)
@@ -401,7 +405,13 @@ def main(argv: list[str] | None = None) -> int:
             print("interrupted: BENCHMARKS.md was not written", file=sys.stderr)
             return 130
     load = f"load average (1 min) {load_before:.2f} at the start, {os.getloadavg()[0]:.2f} at the end"
+    drawn = chosen.output.parent / PLOT
+    drawn.parent.mkdir(parents=True, exist_ok=True)
+    not_drawn = growth_plot.plot(results.grown, drawn)
+    results.plot = None if not_drawn else drawn.relative_to(chosen.output.parent).as_posix()
     content = section(results, sizes, time.monotonic() - started, load)
+    if not_drawn:
+        content.problems.append(not_drawn)
     print(terminal(content), flush=True)
     text = chosen.output.read_text(encoding="utf-8") if chosen.output.exists() else "# Benchmarks\n"
     partial = chosen.output.with_name(chosen.output.name + ".partial")
