@@ -5,7 +5,8 @@ For each size one worker builds a session in a file home with the real runtime: 
 creates the session, tells the fact, takes filler turns until the log holds about N events
 (five events a turn), and closes it. That session is then put into each database store
 the way the runtime puts one there: every file of its ``session-state/<id>/`` written
-whole, and its event log appended a turn at a time (the runtime appends a turn's events
+whole (but the home's own lock files, which the runtime does not write through SessionFs),
+and its event log appended a turn at a time (the runtime appends a turn's events
 as one batch, each starting at a ``user.message``). So every store holds the same bytes,
 grown by the same appends, as the runtime would have left them.
 
@@ -77,6 +78,8 @@ async def load(url: str, session_id: str, session_dir: Path) -> None:
         await files.mkdir(STATE_ROOT, True)
         for path in sorted(session_dir.rglob("*")):
             target = f"{STATE_ROOT}/{path.relative_to(session_dir).as_posix()}"
+            if path.name.startswith(".") or (path.is_file() and b"\0" in path.read_bytes()):
+                continue  # the home's own lock files: through SessionFs the runtime writes none (and text only)
             if path.is_dir():
                 await files.mkdir(target, True)
             elif path.name == "events.jsonl" and path.parent == session_dir:

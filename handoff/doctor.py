@@ -28,6 +28,7 @@ from importlib import metadata
 from pathlib import Path
 
 from handoff import backends, leftovers, versions
+from handoff.report import fit
 from handoff.errors import UserError
 from handoff.eventlog import SESSION_STATE
 from handoff.hosts.capability import missing_capability
@@ -289,11 +290,11 @@ def render(sections: list[Section]) -> str:
     width = max(len(line.label) for section in sections for line in section.lines) + 2
     out = ["handoff doctor: what is ready and what is missing", ""]
     for section in sections:
-        out.append(section.title)
+        out.append(fit.paragraph(section.title))
         for line in section.lines:
-            out.append(f"  {line.status:<4}  {line.label:<{width}}{line.detail}")
+            out += fit.labelled(f"  {line.status:<4}  {line.label}", line.detail, width + 8)
             if line.fix and line.status in (FAIL, MISSING):
-                out.append(f"  {'':<4}  {'':<{width}}fix: {line.fix}")
+                out += fit.labelled("", f"fix: {line.fix}", width + 8)
         out.append("")
     if ready(sections):
         out.append("Ready: the default matrix can run (`make handoff`); try `handoff lab` first.")

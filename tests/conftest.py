@@ -28,6 +28,22 @@ def runs_dir_of_this_test_session():
 
 
 @pytest.fixture(scope="session", autouse=True)
+def a_terminal_100_columns_wide():
+    """What the commands print fits the terminal (handoff/report/fit.py): every test sees
+    one of 100 columns, whatever terminal, or none, the tests run in (also in the
+    processes they start, which inherit the variable). A test of another width sets it."""
+    previous = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = previous
+
+
+@pytest.fixture(scope="session", autouse=True)
 def nothing_written_at_the_file_system_s_root():
     """A test writes only where it was given: a property test once joined a generated file
     name that began with '/' to its temporary directory and left 2,400 files in /."""

@@ -15,6 +15,7 @@ from handoff.errors import UserError
 from handoff.eventlog import SESSION_STATE
 from handoff.lab import options as lab_options
 from handoff.guard.ids import redacted as redacted_id
+from handoff.report import fit
 from handoff.report.sessions import Shown, hidden_ids, home_sessions_table, run_sessions_table, sessions_table
 from handoff.runs.sessions import homes_still_there, run_sessions
 from handoff.stores.database import redacted, sqlite_path
@@ -40,8 +41,9 @@ def listing(where: str | None, owner: str | None, runs_dir: Path, show_ids: bool
     if isinstance(place, places.Run):
         return _run_listing(place.found, owner, show)
     if isinstance(place, places.Homes):
-        return "\n\n".join([f"{place.path} holds {_count(len(place.homes), 'Copilot home')} (as `handoff run "
-                             f"--keep` leaves them):"] + [_home_listing(home, show=show) for home in place.homes])
+        return "\n\n".join([fit.paragraph(f"{place.path} holds {_count(len(place.homes), 'Copilot home')} (as "
+                                           f"`handoff run --keep` leaves them):")] +
+                           [_home_listing(home, show=show) for home in place.homes])
     return _home_listing(place.path, place.default, show)
 
 
@@ -65,9 +67,9 @@ def _count(number: int, thing: str) -> str:
 def _home_listing(home: Path, default: bool = False, show: Shown = redacted_id) -> str:
     """A Copilot home's sessions under a first line that says which home was read."""
     if default and not is_home(home):
-        return (f"The lab's home, {home}, holds no sessions yet: `handoff lab` makes one there. To list others: "
-                f"`handoff sessions list WHERE`, WHERE a Copilot home (e.g. ~/.copilot), a run (`handoff runs`) or "
-                f"a store.")
+        return fit.paragraph(f"The lab's home, {home}, holds no sessions yet: `handoff lab` makes one there. To list "
+                             f"others: `handoff sessions list WHERE`, WHERE a Copilot home (e.g. ~/.copilot), a run "
+                             f"(`handoff runs`) or a store.")
     try:
         found = home_sessions(home)
     except OSError as error:
@@ -80,13 +82,13 @@ def _home_listing(home: Path, default: bool = False, show: Shown = redacted_id) 
                  f"store): {said}")
     else:
         first = f"Copilot home {shlex.quote(str(home))}: {said}"
-    return first + (f"\n{home_sessions_table(found, show)}" if found else "") + _hidden(
+    return fit.paragraph(first) + (f"\n{home_sessions_table(found, show)}" if found else "") + _hidden(
         [s.session_id for s in found], show)
 
 
 def _hidden(ids: list[str], show: Shown) -> str:
     said = hidden_ids(ids) if show is redacted_id else None
-    return f"\n{said}" if said else ""
+    return f"\n{fit.paragraph(said)}" if said else ""
 
 
 def _run_listing(found, owner: str | None, show: Shown = redacted_id) -> str:
@@ -96,7 +98,8 @@ def _run_listing(found, owner: str | None, show: Shown = redacted_id) -> str:
     began = datetime.fromtimestamp(record.started_at).strftime("%Y-%m-%d %H:%M:%S")
     first = f"Run {record.id} (`handoff {record.command}`, {began}): "
     if not sessions:
-        return first + ("no step acting as that owner used a session" if owner else "its steps used no session")
+        return fit.paragraph(first + ("no step acting as that owner used a session" if owner else
+                                      "its steps used no session"))
     lines = [first + f"{_count(len(sessions), 'session')} its steps used, from its record ({found.path})",
              run_sessions_table(sessions, show) + _hidden([s.session_id for s in sessions], show)]
     kept = homes_still_there(sessions)
@@ -114,10 +117,10 @@ def _run_listing(found, owner: str | None, show: Shown = redacted_id) -> str:
                      f"with the URL you gave lists them.")
     elif any(s.store == StoreKind.POSTGRES for s in sessions):
         lines.append("Its database scenarios' sessions were in the run's throwaway PostgreSQL, deleted when it ended.")
-    return "\n".join(lines)
+    return "\n".join([fit.paragraph(lines[0]), lines[1]] + [fit.paragraph(line) for line in lines[2:]])
 
 
 def _store_listing(url: str, owner: str | None, show: Shown = redacted_id) -> str:
     found = places.registries(url, owner)
-    return f"The session registry in {redacted(url)}:\n{sessions_table(found, show)}" + _hidden(
+    return fit.paragraph(f"The session registry in {redacted(url)}:") + f"\n{sessions_table(found, show)}" + _hidden(
         [s.session_id for _, sessions in found for s in sessions], show)

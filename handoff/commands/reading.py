@@ -25,17 +25,15 @@ def list_scenarios() -> None:
         loaded, faults, slow = scenario_files.select([]), scenario_files.tagged("faults"), scenario_files.tagged("slow")
     except UserError as error:
         raise fail(str(error), 2)
+    from handoff.report import fit
+
     width = max((len(item.name) for item in loaded + faults + slow), default=0) + 2
-    for item in loaded:
-        typer.echo(f"{item.name:{width}}{item.title}")
-    if slow:
-        typer.echo("\nSlow scenarios (handoff run --slow, make handoff):")
-        for item in slow:
-            typer.echo(f"{item.name:{width}}{item.title}")
-    if faults:
-        typer.echo("\nFault scenarios (handoff run --faults):")
-        for item in faults:
-            typer.echo(f"{item.name:{width}}{item.title}")
+    for heading, items in (("", loaded), ("\nSlow scenarios (handoff run --slow, make handoff):", slow),
+                           ("\nFault scenarios (handoff run --faults):", faults)):
+        if heading and items:
+            typer.echo(heading)
+        for item in items:
+            typer.echo("\n".join(fit.labelled(item.name, item.title, width)))
 
 
 def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this many, newest last.")] = 20,

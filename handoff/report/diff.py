@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tabulate import tabulate
-
 from handoff.checker.verdicts import RunJudgement, TurnJudgement
-from handoff.report import cells
+from handoff.report import cells, fit
 
 Key = tuple[str, str, str, str]  # scenario, step, turn number across the scenario (or a dash), kind
 Match = tuple[str, str, str, int]  # scenario, step, kind, which of the step's turns of that kind
@@ -70,16 +68,18 @@ def render(before: RunJudgement, after: RunJudgement) -> str:
     found = differences(before, after)
     header = f"{before.run_id} -> {after.run_id}"
     if not found:
-        return f"{header}: no turn differs in verdict or evidence ({cells.plural(len(after.turns), 'turn')} compared)"
+        return fit.paragraph(f"{header}: no turn differs in verdict or evidence "
+                             f"({cells.plural(len(after.turns), 'turn')} compared)")
     verdicts = [_in_words(d, found) for d in found if d.field in ("verdict", "turn")]
     evidence = [d for d in found if d.field not in ("verdict", "turn", "match")]
-    parts = [f"{header}: {cells.plural(len(verdicts), 'verdict')} changed, "
-             f"{cells.plural(len(evidence), 'other difference')}"]
+    parts = [fit.paragraph(f"{header}: {cells.plural(len(verdicts), 'verdict')} changed, "
+                           f"{cells.plural(len(evidence), 'other difference')}")]
     if verdicts:
-        parts.append("\n".join(verdicts))
+        parts.append("\n".join(fit.paragraph(verdict) for verdict in verdicts))
     if evidence:
         body = [[*d.key[:2], f"{d.key[2]} {d.key[3]}", d.field, d.before, d.after] for d in evidence]
-        parts.append(tabulate(body, headers=["scenario", "step", "turn", "what", before.run_id, after.run_id]))
+        parts.append(fit.table(body, ["scenario", "step", "turn", "what", before.run_id, after.run_id],
+                               wraps=(0, 3, 4, 5)))
     return "\n\n".join(parts)
 
 

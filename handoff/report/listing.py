@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
-
-from tabulate import tabulate
 
 from handoff.checker.checks import judge
 from handoff.errors import UserError
+from handoff.guard.ids import redacted
+from handoff.report import fit
 from handoff.runs.store import RUNS_DIR, load, run_ids
 from handoff.words import Command
 
 
 def runs_table(limit: int, root: Path = RUNS_DIR) -> str:
+    """One row a run: its id (which says when it started, in UTC), what ran, how its turns
+    came out, on which versions; the width of the terminal at most."""
     ids = run_ids(root)[-limit:]
     if not ids:
         return f"no stored runs in {root}: `handoff run` stores one each time it runs"
@@ -22,16 +23,13 @@ def runs_table(limit: int, root: Path = RUNS_DIR) -> str:
         try:
             record = load(run_id, root).record
         except UserError as error:
-            body.append([run_id, "", "", "", "", "", "", str(error)])
+            body.append([run_id, str(error), "", "", "", ""])
             continue
         judgement = judge(record)
         held = sum(1 for turn in judgement.judged if turn.as_expected)
-        when = datetime.fromtimestamp(record.started_at).strftime("%Y-%m-%d %H:%M")
-        shown = _what_ran(record)
-        body.append([run_id, when, record.command, shown, held, len(judgement.contradicted),
-                     len(judgement.unjudged), f"SDK {record.versions.sdk} / runtime {record.versions.runtime}"])
-    headers = ["run", "started", "kind", "what ran", "as expected", "not", "unjudged", "versions"]
-    return tabulate(body, headers=headers)
+        body.append([run_id, _what_ran(record), held, len(judgement.contradicted), len(judgement.unjudged),
+                     f"{record.versions.sdk} / {record.versions.runtime}"])
+    return fit.table(body, ["run", "what ran", "held", "not", "unjudged", "SDK / runtime"], wraps=(1, 5))
 
 
 def _what_ran(record) -> str:
@@ -39,6 +37,7 @@ def _what_ran(record) -> str:
     lab run can be told from the next."""
     if record.command == Command.LAB:
         ids = [step.session_id for s in record.scenarios for step in s.steps if step.session_id]
-        return f"session {ids[0] if ids else '?'}, fact {record.options.fact!r}"
+        return f"lab: session {redacted(ids[0]) if ids else '?'}, fact {record.options.fact!r}"
     names = [s.name for s in record.scenarios]
-    return ", ".join(names) if len(names) <= 3 else f"{len(names)} scenarios"
+    shown = ", ".join(names) if len(names) <= 3 else f"{len(names)} scenarios"
+    return shown if record.command == Command.RUN else f"{record.command}: {shown}"

@@ -6,10 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
-from tabulate import tabulate
-
 from handoff.guard.ids import redacted
-from handoff.report import cells
+from handoff.report import cells, fit
 from handoff.words import StoreKind
 
 
@@ -47,7 +45,9 @@ def sessions_table(registries: list[tuple[str, list]], show: Shown = redacted) -
                    (s.summary or "")[:40]]
             body.append(([_kept_by(where)] if kept else []) + row)
     headers = ["id", "owner", "created", "last resumed", "created by", "last written by", "turns", "summary"]
-    return tabulate(body, headers=(["kept by"] if kept else []) + headers)
+    wraps = [headers.index(name) + kept for name in ("created", "last resumed", "created by", "last written by",
+                                                      "summary")]
+    return fit.table(body, (["kept by"] if kept else []) + headers, wraps=([0] if kept else []) + wraps)
 
 
 def home_sessions_table(sessions: list, show: Shown = redacted) -> str:
@@ -57,7 +57,7 @@ def home_sessions_table(sessions: list, show: Shown = redacted) -> str:
     body = [[show(s.session_id), _at(s.created_at), _at(s.modified_at), s.turns, _home_closed(s),
              _pair(s.created_by, None), cells.short(f"({s.problem})" if s.problem else s.summary, 40)]
             for s in sessions]
-    return tabulate(body, headers=headers)
+    return fit.table(body, headers, wraps=(1, 2, 4, 5, 6))  # never the id: it is there to be copied
 
 
 def _home_closed(session) -> str:
@@ -74,7 +74,7 @@ def run_sessions_table(sessions: list, show: Shown = redacted) -> str:
              f"home ({', '.join(s.homes)})" if s.store == StoreKind.HOME else s.store, _at(s.started_at), s.turns,
              cells.yes_no(s.closed), cells.short(s.summary, 40)]
             for s in sessions]
-    return tabulate(body, headers=headers)
+    return fit.table(body, headers, wraps=(0, 2, 3, 4, 7))
 
 
 def _at(seconds: float | None) -> str:

@@ -11,10 +11,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from tabulate import tabulate
-
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
-from handoff.report import cells
+from handoff.report import cells, fit
 from handoff.report.outcomes import what_went_wrong
 from handoff.runs.history import RunHistory
 from handoff.runs.record import RunRecord
@@ -99,7 +97,7 @@ def _wrapped(text: str, indent: str = "") -> str:
 def render(record: RunRecord, judgement: RunJudgement) -> str:
     axis, rows = _rows(_cells(record, judgement))
     headers = ["created by \\ resumed by"] + [pair.label.replace("/", "\n") for pair in axis]
-    grid = tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    grid = fit.table(rows, headers, disable_numparse=True)
     failed = _failures(record, judgement)
     parts = [f"Fact to remember: '{judgement.fact}'. Versions are runtime/SDK.", grid, _wrapped(LEGEND)]
     if failed:

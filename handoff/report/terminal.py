@@ -13,31 +13,28 @@ explanation: the view for someone checking the evidence rather than learning the
 
 from __future__ import annotations
 
-import contextlib
 import textwrap
 
-import tabulate as tabulating
 from tabulate import tabulate
 
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
 from handoff.fact import Fact
 from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, Backend
-from handoff.report import cells
+from handoff.report import cells, fit
 from handoff.report import summary as conditions
 from handoff.report.outcomes import Standing, contradictions, judged_turns, standing, what_went_wrong
 from handoff.report.redact import for_display
 from handoff.runs.record import RunRecord
 from handoff.words import Command, NoTurn, TurnKind
 
-WIDTH = 100  # the default output fits a terminal this wide
 
 # The learner's table: one row per judged turn.
 HEADERS = ["scenario", "told in", "asked in", "fact sent", "verdict", "ok?"]
-WIDTHS = [26, 18, 18, 10, 14, 3]  # 89, plus two spaces between columns: 99 at most
 
 # The wide table: every turn, every column.
 WIDE_HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
                 "fact\nreached\nmodel", "event log", "verdict", "evidence", "expected", "match"]
+WIDTH = fit.DEFAULT_WIDTH  # what output that goes to no terminal (a pipe, a test) fits; else the terminal's width
 WIDE_WIDTHS = [None, None, 16, 10, None, 24, None, 26, None, 8, 10, None]
 
 
@@ -51,8 +48,8 @@ def plan(fact: Fact, scenarios: int, jobs: int, backend: Backend, command: Comma
     else:
         doing = (f"Plan: {cells.plural(scenarios, 'scenario')}, {min(jobs, scenarios) or 1} at a time; every step is a "
                  f"new worker process with its own Copilot runtime.")
-    lines += textwrap.wrap(doing, WIDTH, subsequent_indent="  ")
-    lines += textwrap.wrap(f"Model: {_model(backend)}", WIDTH, subsequent_indent="  ")
+    lines += textwrap.wrap(doing, fit.terminal_width(), subsequent_indent="  ")
+    lines += textwrap.wrap(f"Model: {_model(backend)}", fit.terminal_width(), subsequent_indent="  ")
     return "\n".join(lines)
 
 
@@ -93,21 +90,10 @@ def learner_rows(judgement: RunJudgement, machine: str) -> list[list[str]]:
     return rows
 
 
-@contextlib.contextmanager
-def _headers_unpadded():
-    """tabulate widens every column to its header plus two spaces; the learner's table
-    spends those columns on content instead (its columns are two spaces apart anyway)."""
-    saved, tabulating.MIN_PADDING = tabulating.MIN_PADDING, 0
-    try:
-        yield
-    finally:
-        tabulating.MIN_PADDING = saved
-
-
 def learner_table(judgement: RunJudgement, machine: str) -> str:
-    with _headers_unpadded():
-        return tabulate(learner_rows(judgement, machine), headers=HEADERS, tablefmt="simple", maxcolwidths=WIDTHS,
-                        disable_numparse=True)
+    # The scenario's name and where each turn ran wrap when the terminal is narrow; the
+    # verdict and whether it was expected never do.
+    return fit.table(learner_rows(judgement, machine), HEADERS, wraps=(0, 1, 2), unpadded=True, disable_numparse=True)
 
 
 # --- the wide table ------------------------------------------------------------------------
@@ -172,7 +158,8 @@ def rung_line(scenario: ScenarioJudgement, proves_in_short: str, does_not_prove_
         not_proved = does_not_prove_in_short or _first_clause(scenario.does_not_prove)
         verb = "proved" if state == Standing.AS_EXPECTED else "shows (nothing judged)"
         text = " ".join(f"{scenario.name} {verb} {_lower_first(proves)}, not {_lower_first(not_proved)}.".split())
-        return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
+        width = fit.terminal_width()
+        return text if len(text) <= width else text[: width - 1] + "…"
     return " ".join(text.split())
 
 
@@ -182,12 +169,12 @@ def rung_lines(record: RunRecord, judgement: RunJudgement) -> list[str]:
 
 
 def _fitted(line: str) -> str:
-    """A rung line within WIDTH: a long reason goes on, indented, on the lines below."""
-    return textwrap.fill(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    """A rung line within the terminal: a long reason goes on, indented, on the lines below."""
+    return textwrap.fill(line, fit.terminal_width(), subsequent_indent="  ", break_on_hyphens=False)
 
 
 def _wrapped(text: str) -> str:
-    return textwrap.fill(text, width=110, initial_indent="  ", subsequent_indent="      ")
+    return textwrap.fill(text, width=fit.terminal_width(), initial_indent="  ", subsequent_indent="      ")
 
 
 def explained(scenario: ScenarioJudgement) -> list[str]:
@@ -219,7 +206,7 @@ def summary(judgement: RunJudgement) -> str:
     text = (f"{cells.plural(len(judgement.scenarios), 'scenario')}, {cells.plural(len(judged), 'judged turn')}, "
             f"{held} as expected")
     text += what_went_wrong(judgement)
-    return textwrap.fill(text, WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+    return textwrap.fill(text, fit.terminal_width(), subsequent_indent="  ", break_on_hyphens=False)
 
 
 def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
@@ -241,9 +228,9 @@ def what_was_proved(record: RunRecord, judgement: RunJudgement) -> str:
     if record.command != Command.RUN or len(judgement.scenarios) < 2:
         return ""
     width = max(len(line.condition) for line in found) + 2
-    rows = [textwrap.fill(line.text(), WIDTH, initial_indent="  " + line.condition.ljust(width),
+    rows = [textwrap.fill(line.text(), fit.terminal_width(), initial_indent="  " + line.condition.ljust(width),
                           subsequent_indent=" " * (width + 2), break_on_hyphens=False) for line in found]
-    return "\n".join([conditions.headline(judgement, found), *rows])
+    return "\n".join([fit.paragraph(conditions.headline(judgement, found)), *rows])
 
 
 def _with_timed_notes(table: str, judgement: RunJudgement) -> str:

@@ -151,7 +151,7 @@ def test_report_without_a_run_shows_the_latest_matrix_run_and_runs_tells_lab_run
     none = runner.invoke(app, ["report", "--kind", "skew", "--runs-dir", str(tmp_path)])
     assert none.exit_code == 2 and "no stored `handoff skew` run" in none.output
     listed = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path)]).output
-    assert "kind" in listed and "session x, fact 'At Risk'" in listed
+    assert "lab: session x, fact 'At Risk'" in listed
 
 
 def test_diff_says_a_refused_question_was_kept_before_in_verdict_words():

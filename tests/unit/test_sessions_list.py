@@ -74,6 +74,13 @@ def local(stamp: str) -> str:
     return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
 
 
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    """A line each: these tests read the listing's lines one by one (the test of fitting
+    the terminal sets its own width)."""
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
 def listed(*arguments: str) -> tuple[int, str]:
     result = CliRunner().invoke(app, ["sessions", "list", *arguments])
     assert "Traceback" not in result.output

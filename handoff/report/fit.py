@@ -1,0 +1,117 @@
+"""What the commands print, fitted to the terminal: tables whose widest columns wrap
+inside themselves, and label-and-text lines whose text wraps under itself, never past
+the edge. The width is COLUMNS when set, else the terminal's, else 100 (a pipe)."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import textwrap
+from typing import Any, Iterator, Sequence
+
+import tabulate as tabulating
+from tabulate import tabulate
+
+DEFAULT_WIDTH = 100
+NARROWEST = 10  # a column is not wrapped narrower than this (or its header): narrower reads badly
+GAP = 2  # tabulate's "simple" format puts two spaces between columns
+
+
+def terminal_width() -> int:
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
+def _longest_line(value: Any) -> int:
+    return max((len(line) for line in str(value).splitlines()), default=0)
+
+
+def column_widths(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int,
+                  wraps: Sequence[int] | None = None, padding: int = 0) -> list[int | None]:
+    """How wide each column may be (None: as wide as it is) for the table to fit ``width``:
+    of the columns that may wrap (``wraps``; all by default: never an id someone copies),
+    the widest gives up a character at a time, down to NARROWEST or its header (which
+    tabulate pads by ``padding``)."""
+    count = len(headers)
+    flexible = set(range(count) if wraps is None else wraps)
+    natural = [max([_longest_line(headers[i]) + padding] + [_longest_line(row[i]) for row in rows if i < len(row)])
+               for i in range(count)]
+    floor = [max(NARROWEST, _longest_line(headers[i]) + padding) if i in flexible else natural[i]
+             for i in range(count)]
+    widths = list(natural)
+    while sum(widths) + GAP * (count - 1) > width:
+        shrinkable = [i for i in range(count) if widths[i] > floor[i]]
+        if not shrinkable:
+            break  # as narrow as it can be read: the caller shows it another way
+        widest = max(shrinkable, key=lambda i: widths[i])
+        widths[widest] -= 1
+    return [None if widths[i] >= natural[i] else widths[i] for i in range(count)]
+
+
+def _wrapped(value: Any, width: int | None) -> Any:
+    """A cell's text wrapped to ``width`` at spaces (never at a hyphen: names and ids hold
+    them); a word longer than the column is cut."""
+    if width is None:
+        return value
+    return "\n".join(piece for line in str(value).splitlines() or [""]
+                     for piece in textwrap.wrap(line, width, break_on_hyphens=False) or [""])
+
+
+@contextlib.contextmanager
+def headers_unpadded() -> Iterator[None]:
+    """tabulate widens every column to its header plus two spaces; a fitted table spends
+    those columns on content instead (its columns are two spaces apart anyway)."""
+    saved, tabulating.MIN_PADDING = tabulating.MIN_PADDING, 0
+    try:
+        yield
+    finally:
+        tabulating.MIN_PADDING = saved
+
+
+def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int | None = None,
+          wraps: Sequence[int] | None = None, unpadded: bool = False, **options: Any) -> str:
+    """``tabulate(rows, headers, tablefmt="simple")`` no wider than ``width`` (the
+    terminal's by default): its columns in ``wraps`` (all by default) wrap as far as
+    they need to; a table that still does not fit is shown a block a row (:func:`records`).
+    ``unpadded``: headers are not widened by tabulate's two spaces."""
+    rows = [list(row) for row in rows]
+    width = width or terminal_width()
+    padding = 0 if unpadded else tabulating.MIN_PADDING
+    limits = column_widths(rows, headers, width, wraps, padding)
+    wrapped = [[_wrapped(cell, limits[i] if i < len(limits) else None) for i, cell in enumerate(row)] for row in rows]
+    with headers_unpadded() if unpadded else contextlib.nullcontext():
+        fitted = tabulate(wrapped, headers=list(headers), tablefmt="simple", **options)
+    if max(map(len, fitted.splitlines()), default=0) <= width:
+        return fitted
+    return records(rows, headers, width)
+
+
+def records(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int) -> str:
+    """A table too wide for the terminal however its columns wrap, as one block a row:
+    each column's name, then its value wrapped beside it (as ``psql``'s expanded view)."""
+    names = [" ".join(str(header).split()) for header in headers]
+    indent = max(map(len, names), default=0) + GAP
+    blocks = []
+    for row in rows:
+        lines = []
+        for name, value in zip(names, row):
+            text = " ".join(str(value).split()) or "—"
+            lines += labelled(name, text, indent, width)
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def paragraph(text: str, width: int | None = None) -> str:
+    """A line of prose wrapped to the terminal (left as it is when it fits); a word longer
+    than a line (a path) is cut."""
+    width = width or terminal_width()
+    if len(text) <= width:
+        return text
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
+
+
+def labelled(label: str, text: str, indent: int, width: int | None = None) -> list[str]:
+    """``label`` padded to ``indent``, then ``text`` wrapped to ``width``, every later line
+    starting under the text's first."""
+    room = max((width or terminal_width()) - indent, 20)
+    lines = textwrap.wrap(text, room, break_on_hyphens=False) or [""]
+    return [f"{label:<{indent}}{lines[0]}"] + [" " * indent + line for line in lines[1:]]

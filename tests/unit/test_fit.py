@@ -1,0 +1,71 @@
+"""What the commands print fits the terminal (handoff/report/fit.py): tables wrap the
+columns that may wrap, never an id; a table that cannot fit becomes a block a row; and
+every listed command stays within 80 and 100 columns."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from handoff.cli import app
+from handoff.report import fit
+from tests.unit.test_sessions_list import closed_session, stored_run
+
+ROWS = [["handoff-0123456789abcdef", "a long description of what this row is about, in several words", "3"],
+        ["handoff-fedcba9876543210", "short", "12"]]
+HEADERS = ["id", "what", "turns"]
+
+
+def widest(text: str) -> int:
+    return max(map(len, text.splitlines()), default=0)
+
+
+def test_a_table_that_fits_is_what_tabulate_prints():
+    from tabulate import tabulate
+
+    assert fit.table(ROWS, HEADERS, width=200) == tabulate(ROWS, headers=HEADERS, tablefmt="simple")
+
+
+@pytest.mark.parametrize("width", [60, 50, 45])
+def test_a_narrower_terminal_wraps_the_columns_that_may_wrap_and_never_an_id(width):
+    shown = fit.table(ROWS, HEADERS, width=width, wraps=(1,))
+    assert widest(shown) <= width
+    assert "handoff-0123456789abcdef" in shown and "handoff-fedcba9876543210" in shown  # whole, to be copied
+    assert " ".join(shown.split()).count("several words") == 1  # wrapped at spaces, nothing lost
+
+
+def test_a_table_too_wide_for_any_wrapping_is_a_block_a_row():
+    shown = fit.table(ROWS, HEADERS, width=32, wraps=(1,))
+    assert widest(shown) <= 32
+    first, second = shown.split("\n\n")
+    assert first.splitlines()[0] == "id     handoff-0123456789abcdef" and second.splitlines()[-1] == "turns  12"
+
+
+def test_a_labelled_line_wraps_under_its_text_and_prose_is_left_alone_when_it_fits():
+    assert fit.labelled("name", "one two three four five six", 6, width=26) == ["name  one two three four",
+                                                                                "      five six"]
+    assert fit.paragraph("ends with a space ", width=40) == "ends with a space "
+    assert fit.paragraph("a b c d e f", width=5) == "a b c\nd e f"
+
+
+@pytest.fixture
+def stored(tmp_path):
+    runs = tmp_path / "runs"
+    first, home = stored_run(runs), tmp_path / "home"
+    closed_session(home, "handoff-aaaaaaaaaaaaaaaa")
+    return runs, first, home
+
+
+@pytest.mark.parametrize("columns", ["80", "100"])
+def test_every_listing_command_fits_80_and_100_columns(stored, monkeypatch, columns):
+    runs, run_id, home = stored
+    monkeypatch.setenv("COLUMNS", columns)
+    runner = CliRunner()
+    for command in (["runs"], ["list"], ["sessions", "list", run_id], ["sessions", "list", str(home)],
+                    ["diff", run_id, run_id], ["report", run_id], ["doctor"]):
+        extra = ["--runs-dir", str(runs)] if command[0] in ("runs", "diff", "report") or command[:2] == [
+            "sessions", "list"] and command[2] == run_id else []
+        result = runner.invoke(app, command + extra)
+        assert result.exit_code in (0, 1, 4), (command, result.output)  # 4: a run with turns not judged
+        assert widest(result.output) <= int(columns), (command, [line for line in result.output.splitlines()
+                                                                 if len(line) > int(columns)])
