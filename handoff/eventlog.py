@@ -20,7 +20,7 @@ import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -106,9 +106,12 @@ def _timestamp(event: dict[str, Any]) -> datetime | None:
     that reads as one."""
     text = _typed(event.get("timestamp"), str)
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+        found = datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
     except ValueError:
         return None
+    # The runtime writes UTC with a Z; a time without a zone is taken as UTC too, so that
+    # any two of a log's times can be subtracted.
+    return found.replace(tzinfo=timezone.utc) if found is not None and found.tzinfo is None else found
 
 
 def _data(event: dict[str, Any]) -> dict[str, Any]:

@@ -146,5 +146,8 @@ def registries(url: str, owner: str | None = None) -> list[tuple[str, list[Regis
             raise UserError(f"{path} is a SQLite database without a session registry (no session_registry table): "
                             f"not a store a run of this tool wrote; {WHAT_TO_GIVE}")
         return kept_registries(database, owner)
+    except database.errors as error:  # a registry of another shape, a damaged file, a server that went away
+        cause = " ".join(str(error).split()) or type(error).__name__
+        raise UserError(f"cannot read the session registry in {redacted(url)}: {cause}") from None
     finally:
         database.close()

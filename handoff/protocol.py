@@ -282,6 +282,8 @@ def decode(line: bytes | str) -> Event:
         return _decoder.decode(line)
     except msgspec.DecodeError as error:
         raise ProtocolViolation(str(error)) from None
+    except RecursionError:  # an object nested deeper than the decoder goes: no event is
+        raise ProtocolViolation("nested too deeply to be an event") from None
 
 
 class Stdout:

@@ -48,7 +48,7 @@ NODE_WORKER_ACTIONS = frozenset({Action.CREATE, Action.CREATE_WITHOUT_ID, Action
                                  Action.TELL, Action.ASK, Action.CLOSE, Action.METADATA, Action.LIST,
                                  Action.DISCOVER})
 
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_VERSION = re.compile(r"(\d{1,9})\.(\d{1,9})\.(\d{1,9})")  # no release numbers its parts past nine digits
 
 
 class NotAvailable(Exception):

@@ -21,7 +21,7 @@ from importlib.metadata import version as package_version
 
 import msgspec
 
-from handoff import __version__
+from handoff import __version__, versions
 from handoff.fact import Fact
 from handoff.protocol import (
     ActionDone,
@@ -240,10 +240,19 @@ def decode(data: bytes) -> RunRecord:
         if not 0.0 <= at <= LATEST_TIME:  # also false for NaN
             raise UnreadableRun(f"its {name} ({at!r}) is not a time between 1970 and 9999")
     for scenario in record.scenarios:
+        if not scenario.scenario.steps:
+            raise UnreadableRun(f"scenario {scenario.name!r} has no steps (a scenario has one at least)")
         known = {step.name for step in scenario.scenario.steps}
         stray = next((step.step for step in scenario.steps if step.step not in known), None)
         if stray is not None:
             raise UnreadableRun(f"scenario {scenario.name!r} has a step {stray!r} that its scenario does not list")
+        for step in scenario.scenario.steps:
+            if step.runtime is not None and not versions.well_formed(step.runtime):
+                raise UnreadableRun(f"scenario {scenario.name!r} step {step.name!r} names runtime {step.runtime[:40]!r}, "
+                                    f"not a version such as 1.0.92")
+            if step.sdk is not None and not versions.well_formed_sdk(step.sdk):
+                raise UnreadableRun(f"scenario {scenario.name!r} step {step.name!r} names SDK {step.sdk[:40]!r}, not a "
+                                    f"version such as 1.0.25 or node@1.0.14")
     return record
 
 

@@ -91,4 +91,13 @@ def _once(items) -> tuple[str, ...]:
 def homes_still_there(sessions: list[RunSession]) -> list[Path]:
     """The homes, among those the run's local steps used, that still hold a session-state/
     (the lab's home; not a run's, which is removed when it ends)."""
-    return [Path(home) for home in _once(home for s in sessions for home in s.home_dirs) if is_home(Path(home))]
+    return [Path(home) for home in _once(home for s in sessions for home in s.home_dirs) if _still_a_home(home)]
+
+
+def _still_a_home(home: str) -> bool:
+    """A home the record names may be any path (too long, not permitted): one that cannot
+    be looked at is not there to point at."""
+    try:
+        return is_home(Path(home))
+    except OSError:
+        return False

@@ -32,6 +32,7 @@ class CommitUnknown(ConnectionError):
 class Database:
     placeholder: str
     url: str
+    errors: tuple[type[BaseException], ...] = ()  # what the driver raises when a statement fails
 
     def __init__(self, connection: Any):
         self.connection = connection
@@ -121,6 +122,7 @@ def _thread_written() -> int | None:
 
 class SqliteDatabase(Database):
     placeholder = "?"
+    errors = (sqlite3.Error,)
     write_cost_is = "bytes SQLite wrote in its transactions (WAL and database file), as the kernel counts them"
 
     def __init__(self, path: Path, read_only: bool = False):
@@ -130,6 +132,9 @@ class SqliteDatabase(Database):
         try:
             if read_only:  # never create or change a file that is only being read
                 connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+                # What is only read may hold text that is not UTF-8 (a file from elsewhere):
+                # it is shown with replacement characters, never a failed read.
+                connection.text_factory = lambda data: data.decode("utf-8", "replace")
             else:
                 connection = sqlite3.connect(path, isolation_level=None, timeout=30)
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()  # is it a database at all?
@@ -176,6 +181,7 @@ class PostgresDatabase(Database):
     def __init__(self, url: str):
         import psycopg  # only runs that name a PostgreSQL store need the driver
 
+        self.errors = (psycopg.Error,)
         self.url = url
         try:
             connection = psycopg.connect(url, autocommit=True, connect_timeout=10)

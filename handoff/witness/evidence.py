@@ -14,6 +14,7 @@ from pathlib import Path
 import msgspec
 
 from handoff.protocol import Integer, Time
+from handoff.words import FactPlace
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Evidence:
     # assistant), so a kept answer can be put down to the history or to what the runtime
     # added; the runtime's own x-interaction-type (e.g. conversation-compaction); the
     # names of the tools the request offered the model; the tool the witness called.
-    fact_in: tuple[str, ...] = ()
+    fact_in: tuple[FactPlace, ...] = ()  # a stored record naming another place is no record
     interaction: str | None = None
     tools_offered: tuple[str, ...] = ()
     tool_called: str | None = None

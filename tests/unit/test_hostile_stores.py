@@ -1,0 +1,58 @@
+"""A home's event logs and a store's registry are input the tool did not write: a time
+without its zone, text that is not UTF-8, a registry of another shape or a damaged file
+each give a listing or a clear error (exit 0 or 2), never a failure of the tool."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from typer.testing import CliRunner
+
+from handoff.cli import app
+from handoff.stores.database import connect, sqlite_url
+from handoff.stores.registry import Registry
+from tests.unit.test_hostile_runs import crashed
+from tests.unit.test_sessions_list import event, write_session
+
+
+def listed(where) -> tuple[int, str, object]:
+    done = CliRunner().invoke(app, ["sessions", "list", str(where)])
+    assert "Traceback" not in done.output and not crashed(done), done.exception
+    return done.exit_code, done.output, done.exception
+
+
+def test_a_log_mixing_times_with_and_without_a_zone_is_listed(tmp_path):
+    write_session(tmp_path, "mixed", event("session.start", "2026-01-01T00:00:00Z", sessionId="mixed"),
+                  event("user.message", "2026-01-01T00:00:01Z", content="hello"),
+                  event("assistant.message", "2026-01-01T00:00:02", content="OK"))  # no zone: taken as UTC
+    code, output, _ = listed(tmp_path)
+    assert code == 0 and "mixed" in output
+
+
+def registry(path) -> sqlite3.Connection:
+    database = connect(sqlite_url(path))
+    Registry(database).created("s-1", "alice", "host-a", "1.0.102", "1.0.25")
+    database.close()
+    return sqlite3.connect(path)
+
+
+def test_text_that_is_not_utf8_in_a_registry_is_shown_replaced(tmp_path):
+    with registry(tmp_path / "store.db") as raw:
+        raw.execute("UPDATE session_registry SET owner = CAST(x'ff' AS TEXT)")
+    code, output, _ = listed(tmp_path / "store.db")
+    assert code == 0 and "s-1" in output and "\ufffd" in output
+
+
+def test_a_registry_of_another_shape_or_a_damaged_file_is_a_clear_error(tmp_path):
+    narrow = tmp_path / "narrow.db"
+    with sqlite3.connect(narrow) as raw:
+        raw.execute("CREATE TABLE session_registry (session_id TEXT)")
+    code, output, _ = listed(narrow)
+    assert code == 2 and "cannot read the session registry" in output and "owner" in output
+    damaged = tmp_path / "damaged.db"
+    registry(damaged).close()
+    with open(damaged, "r+b") as file:  # the registry's page overwritten, the header kept
+        file.seek(4096 * 1)
+        file.write(b"\xff" * 4096)
+    code, output, _ = listed(damaged)
+    assert code == 2 and ("cannot read the session registry" in output or "cannot open" in output), output
