@@ -220,6 +220,17 @@ def encode(record: RunRecord) -> bytes:
     return msgspec.json.encode(record)
 
 
+# How much a run record may hold. Its bytes are bounded when it is read (runs/store.py),
+# but a record of many small items within them would still decode into more objects, and
+# render into more output, than memory holds. A worker says a few lines an action; a
+# request is an evidence record, and a scenario's longest history (MAX_FILLER_TURNS, 2,000
+# turns) makes a few thousand; the default matrix is 50 scenarios, a skew grid a few
+# hundred.
+MAX_SCENARIOS = 5_000
+MAX_STEP_LINES = 10_000
+MAX_EVIDENCE = 50_000
+
+
 class UnreadableRun(ValueError):
     """A stored run this version cannot take as a record: a stored run is input like any
     other (copied from elsewhere, edited by hand), read and checked before it is used."""
@@ -239,7 +250,15 @@ def decode(data: bytes) -> RunRecord:
     for name, at in (("started_at", record.started_at), ("finished_at", record.finished_at)):
         if not 0.0 <= at <= LATEST_TIME:  # also false for NaN
             raise UnreadableRun(f"its {name} ({at!r}) is not a time between 1970 and 9999")
+    if len(record.scenarios) > MAX_SCENARIOS:
+        raise UnreadableRun(f"it holds {len(record.scenarios):,} scenarios, more than a run does ({MAX_SCENARIOS:,} at "
+                            f"most)")
     for scenario in record.scenarios:
+        lines = max((len(step.lines) for step in scenario.steps), default=0)
+        if lines > MAX_STEP_LINES or len(scenario.evidence) > MAX_EVIDENCE:
+            raise UnreadableRun(f"scenario {scenario.name!r} holds {lines:,} lines in a step and "
+                                f"{len(scenario.evidence):,} evidence records, more than a run makes (at most "
+                                f"{MAX_STEP_LINES:,} and {MAX_EVIDENCE:,})")
         if not scenario.scenario.steps:
             raise UnreadableRun(f"scenario {scenario.name!r} has no steps (a scenario has one at least)")
         known = {step.name for step in scenario.scenario.steps}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,11 +50,19 @@ def save(record: RunRecord, root: Path = RUNS_DIR) -> Path:
     return final
 
 
+RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")  # new_run_id's form
+
+
 def run_ids(root: Path = RUNS_DIR) -> list[str]:
-    """Stored runs, oldest first (their names sort by time)."""
+    """Stored runs, oldest first: their ids sort by time; a directory of another name
+    (copied in by hand: `latest`, `run-a`) sorts before them all, so that it is never
+    taken for the latest run. A record that is not a regular file is listed (and then
+    said to be unreadable), not passed over."""
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and (p / RECORD).is_file())
+    found = [p.name for p in root.iterdir()
+             if p.is_dir() and not p.name.startswith(".") and os.path.lexists(p / RECORD)]
+    return sorted(found, key=lambda name: (RUN_ID.fullmatch(name) is not None, name))
 
 
 class _Command(msgspec.Struct):
@@ -120,7 +129,10 @@ def _resolve(reference: str | None, root: Path) -> Path:
     if given.is_dir() and os.path.lexists(given / RECORD):  # never opened: a FIFO would block the reader
         raise UserError(f"{given / RECORD}: is not a regular file (a directory, a FIFO, a device or a link to one), "
                         f"so it is no run record")
-    matches = [run_id for run_id in run_ids(root) if run_id.startswith(reference) or run_id.endswith(reference)]
+    stored = run_ids(root)
+    if reference in stored:  # a whole id is that run, even when it starts another's
+        return root / reference
+    matches = [run_id for run_id in stored if run_id.startswith(reference) or run_id.endswith(reference)]
     if len(matches) == 1:
         return root / matches[0]
     if not matches:

@@ -262,3 +262,39 @@ def test_a_bad_line_place_or_home_in_a_stored_run_never_fails_a_reader(tmp_path,
         done = runner.invoke(app, [*command, "--runs-dir", str(tmp_path)])
         assert done.exit_code in (0, 1, 2, 4), (command, done.output[-800:], done.exception)
         assert "Traceback" not in done.output and not crashed(done)
+
+
+def many_lines(data):
+    """A step of more lines than any worker writes: each a copy of its ask turn."""
+    lines = data["scenarios"][0]["steps"][-1]["lines"]
+    lines[1:2] = lines[1:2] * 10_001
+    return data
+
+
+def test_a_record_of_more_items_than_a_run_makes_is_refused_before_they_are_decoded(tmp_path):
+    """100,000 copies of one line (25 MB, within the byte bound) took 2.2 GB to report."""
+    stored(tmp_path, many_lines)
+    runner = CliRunner()
+    for command in (["report", BAD], ["report", BAD, "--format", "json"], ["sessions", "list", BAD]):
+        done = runner.invoke(app, [*command, "--runs-dir", str(tmp_path)])
+        assert done.exit_code == 2 and not crashed(done), (command, done.output)
+        assert "more than a run makes" in " ".join(done.output.split())
+    listed = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path)])
+    assert listed.exit_code == 0 and GOOD in listed.output
+
+
+def test_a_run_named_by_its_whole_id_a_directory_named_latest_and_a_record_that_is_no_file(tmp_path):
+    """A whole id that starts another is that run, not "ambiguous"; a directory named
+    `latest` is not the latest run; a run.json that is a directory is listed as unreadable."""
+    store.save(record(GOOD), tmp_path)
+    longer = GOOD + "0"
+    (tmp_path / longer).mkdir()
+    (tmp_path / longer / "run.json").write_text(json.dumps(json.loads(encode(record(longer)))))
+    (tmp_path / "latest").mkdir()
+    (tmp_path / "latest" / "run.json").write_text(json.dumps(json.loads(encode(record(BAD)))))
+    older = "20250101T000000Z-cccccc"
+    (tmp_path / older / "run.json").mkdir(parents=True)
+    assert store.load(GOOD, tmp_path).record.id == GOOD
+    assert store.load("latest", tmp_path).path.name == GOOD
+    listed = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)])
+    assert listed.exit_code == 0 and older in listed.output and "cannot read" in listed.output

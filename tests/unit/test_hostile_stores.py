@@ -56,3 +56,13 @@ def test_a_registry_of_another_shape_or_a_damaged_file_is_a_clear_error(tmp_path
         file.write(b"\xff" * 4096)
     code, output, _ = listed(damaged)
     assert code == 2 and ("cannot read the session registry" in output or "cannot open" in output), output
+
+
+def test_a_log_of_more_lines_than_a_session_writes_is_refused_unread(tmp_path, monkeypatch):
+    from handoff import eventlog
+
+    monkeypatch.setattr(eventlog, "MAX_LOG_LINES", 1_000)  # the bound, not its size, is what is tested
+    folder = write_session(tmp_path, "tiny-lines", event("session.start", "2026-01-01T00:00:00Z"))
+    (folder / "events.jsonl").write_bytes(b"{}\n" * 1_001)
+    code, output, _ = listed(tmp_path)
+    assert code == 0 and "tiny-lines" in output and "cannot read events.jsonl: it holds 1,0" in " ".join(output.split())
