@@ -1,9 +1,9 @@
 """What persistence proved in this run, on one screen: one line per condition the lab names
 (same process, new process, new machine, new container, a database store, a compatible
-runtime, authorization, faults), each saying which rungs kept the fact, which lost or
-refused it as they should, and what was not shown. The terminal prints it above the
-table and the HTML page at its top; both are made here, from the judgement, so they say
-the same thing.
+runtime, authorization, faults), each saying in words what held and what did not, and
+naming every rung that shows it. The terminal prints it last, under the table (a
+terminal shows the end of what was printed), and the HTML page at its top; both are
+made here, from the judgement, so they say the same thing.
 
 A rung's condition is read from its scenario: what a step runs on and with (another
 runtime or SDK version, the guard, a container, a simulated machine, a database store),
@@ -32,7 +32,6 @@ CONDITIONS = (
     ("authorization", "any id resumed by the raw SDK", "refused where the guard is used"),
     ("faults", "kept through the fault", "lost or failed, and whether loudly"),
 )
-NAMES_SHOWN = 1  # rung names per part of a line before "+N"
 
 
 def condition(scenario: Scenario) -> str:
@@ -69,23 +68,27 @@ class Line:
         return len(set(self.kept + self.controls + self.wrong + self.skipped))
 
     def text(self) -> str:
+        """What held and what did not, in words, each followed by the rungs that show it."""
         said = []
-        if self.kept:
-            said.append(f"{self.keeps} ({_names(self.kept)})")
-        if self.controls:
-            said.append(f"{self.loses} ({_names(self.controls)})")
+        both = tuple(name for name in self.kept if name in self.controls)  # each rung is named once
+        kept = tuple(name for name in self.kept if name not in both)
+        controls = tuple(name for name in self.controls if name not in both)
+        if kept:
+            said.append(f"{self.keeps}: {_names(kept)}")
+        if controls:
+            said.append(f"{self.loses}: {_names(controls)}")
+        if both:  # "both" when both halves were said just before; else what they are
+            said.append(f"{'both' if kept and controls else f'{self.keeps} and {self.loses}'}, turn by turn: "
+                        f"{_names(both)}")
         if self.wrong:
             said.append(f"NOT shown, look at {_names(self.wrong)}")
-        if self.skipped and not (self.kept or self.controls):
-            said.append(f"not run here ({_names(self.skipped)} skipped)")
-        elif self.skipped:
-            said.append(f"{len(self.skipped)} skipped")
-        return "; ".join(said) if said else "no rung in this run"
+        if self.skipped:
+            said.append(f"{'not run here' if not (self.kept or self.controls) else 'skipped'}: {_names(self.skipped)}")
+        return "; ".join(said) + "." if said else "no rung in this run."
 
 
 def _names(names: tuple[str, ...]) -> str:
-    shown = ", ".join(names[:NAMES_SHOWN])
-    return shown + (f" +{len(names) - NAMES_SHOWN}" if len(names) > NAMES_SHOWN else "")
+    return ", ".join(names)
 
 
 def lines(judgement: RunJudgement, scenarios: dict[str, Scenario]) -> list[Line]:

@@ -210,26 +210,32 @@ def summary(judgement: RunJudgement) -> str:
 
 
 def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
-    """Everything after the plan: the table, the rungs (or, wide, the explanations), the summary."""
+    """Everything after the plan: the table (wide: and each rung's line and explanation),
+    what the run proved by condition, and the count."""
     record, judgement = for_display(record, judgement)  # an id carrying a secret shows redacted
-    if wide:
-        return "\n\n".join([_with_timed_notes(wide_table(judgement), judgement), explanations(judgement),
-                            summary(judgement)])
-    rungs = "\n".join(_fitted(line) for line in rung_lines(record, judgement))
-    parts = [_with_timed_notes(learner_table(judgement, record.versions.machine), judgement), rungs, summary(judgement)]
     proved = what_was_proved(record, judgement)
-    return "\n\n".join([proved, *parts] if proved else parts)
+    if wide:
+        rungs = "\n".join(_fitted(line) for line in rung_lines(record, judgement))
+        parts = [_with_timed_notes(wide_table(judgement), judgement), rungs, explanations(judgement)]
+    else:  # of the rungs' own lines, only those that say why a rung proved nothing (a skip, a crash, ...)
+        unproved = [_fitted(line) for scenario, line in zip(judgement.scenarios, rung_lines(record, judgement))
+                    if standing(scenario) != Standing.AS_EXPECTED]
+        parts = [_with_timed_notes(learner_table(judgement, record.versions.machine), judgement),
+                 *(["\n".join(unproved)] if unproved else [])]
+    # The answer last: a terminal shows the end of what was printed.
+    return "\n\n".join([*parts, *([proved] if proved else []), summary(judgement)])
 
 
 def what_was_proved(record: RunRecord, judgement: RunJudgement) -> str:
-    """The one-screen answer above the table (report/summary.py): per condition of the
+    """The one-screen answer under the table (report/summary.py): per condition of the
     lab, what this run's rungs showed. Nothing for a run of one rung (the lab's own)."""
     found = conditions.lines(judgement, {s.name: s.scenario for s in record.scenarios})
     if record.command != Command.RUN or len(judgement.scenarios) < 2:
         return ""
-    width = max(len(line.condition) for line in found) + 2
-    rows = [textwrap.fill(line.text(), fit.terminal_width(), initial_indent="  " + line.condition.ljust(width),
-                          subsequent_indent=" " * (width + 2), break_on_hyphens=False) for line in found]
+    # The condition leads its own words, which wrap under it: a column of conditions
+    # would leave a fifth of every line empty, and the answer must fit one screen.
+    rows = [textwrap.fill(f"{line.condition} — {line.text()}", fit.terminal_width(), initial_indent="  ",
+                          subsequent_indent="      ", break_on_hyphens=False) for line in found]
     return "\n".join([fit.paragraph(conditions.headline(judgement, found)), *rows])
 
 

@@ -116,11 +116,15 @@ def test_the_default_output_fits_100_columns_even_with_long_names():
 
 
 def test_one_line_per_rung_says_what_it_proved_and_did_not():
-    text = render(RECORD, JUDGEMENT)
+    text = render(RECORD, JUDGEMENT, wide=True)
     assert "same-process proved resume after close works, not a restart." in text.splitlines()
     assert "no-id proved a new session is empty, not resume." in text.splitlines()
     # Without the short texts the scenario's own sentence is cut at its first stop.
     assert "isolated-store did NOT come out as expected: turn 2 (B): lost, expected kept" in text.splitlines()
+    # By default only a rung that proved nothing has its line: the answer comes by condition.
+    default = render(RECORD, JUDGEMENT).splitlines()
+    assert "isolated-store did NOT come out as expected: turn 2 (B): lost, expected kept" in default
+    assert "same-process proved resume after close works, not a restart." not in default
 
 
 def test_a_rung_that_proved_nothing_says_why():
