@@ -20,7 +20,7 @@ from handoff.words import Command
 
 
 def list_scenarios() -> None:
-    """List the scenarios in the default matrix, in ladder order, then the slow and the fault scenarios."""
+    """List the scenarios: the default matrix in ladder order, then the slow and fault ones."""
     try:
         loaded, faults, slow = scenario_files.select([]), scenario_files.tagged("faults"), scenario_files.tagged("slow")
     except UserError as error:
@@ -38,7 +38,7 @@ def list_scenarios() -> None:
 
 def list_runs(limit: Annotated[int, typer.Option(min=1, help="Show at most this many, newest last.")] = 20,
               runs_dir: RunsDirOption = None) -> None:
-    """List stored runs: when, which scenarios, how they came out, on which versions."""
+    """List stored runs: what ran, how it came out, on which versions."""
     from handoff.report.listing import runs_table
 
     typer.echo(runs_table(limit, runs_dir or RUNS_DIR))
@@ -55,10 +55,16 @@ def report_run(
         "--output", "-o", metavar="PATH", help="Write it to this file instead of printing it.")] = None,
     runs_dir: RunsDirOption = None,
 ) -> None:
-    """Judge a stored run again, from its raw events, with this version's checker, and print it
-    (as the run printed it) or write it (-o), e.g. `handoff report --format html -o report.html`.
+    """Judge a stored run again with this version's checker, and print or write it.
 
-    Exits as `handoff run` would for that judgement."""
+    The run is judged afresh from its raw events, and printed as the run printed it, or
+    written (-o) in another format. Exits as `handoff run` would for that judgement.
+
+    Examples:
+      handoff report                                  # the latest run, as it printed
+      handoff report --wide                           # every column, each rung explained
+      handoff report --format html -o report.html     # a page with a diagram per scenario
+      handoff report 20261206T223850Z-87e208 --format json"""
     from handoff.app.execute import judged_again
 
     try:
@@ -86,9 +92,14 @@ def resupply(
                                                      "or a run directory. Default: the latest run.")] = None,
     runs_dir: RunsDirOption = None,
 ) -> None:
-    """What the app must pass again on a resume (provider, model, tools, permission handler,
-    system message, working directory), as a Markdown table from a stored run of a scenario
-    that varies them, e.g. `handoff run resupply-on-resume && handoff resupply`."""
+    """What the app must pass again on a resume, as a Markdown table.
+
+    From a stored run of a scenario that varies them: the provider, model, tools,
+    permission handler, system message and working directory, each omitted or changed on
+    a resume in a new process, and what came of it.
+
+    Examples:
+      handoff run resupply-on-resume && handoff resupply"""
     from handoff.app.execute import judged_again
     from handoff.report import resupply as table
 
@@ -106,7 +117,12 @@ def diff_runs(
     after: Annotated[str, typer.Argument(metavar="RUN_B")],
     runs_dir: RunsDirOption = None,
 ) -> None:
-    """The turns whose verdict or evidence differ between two stored runs (exit 0 when none do, 1 when some do)."""
+    """The turns whose verdict or evidence differ between two stored runs.
+
+    Exit 0 when none do, 1 when some do.
+
+    Examples:
+      handoff diff 20261206T223850Z-87e208 latest"""
     from handoff.app.execute import judged_again
     from handoff.report import diff
 
@@ -133,12 +149,19 @@ def sessions_list(
                            "personal data: to copy one. Only for your own home, run or SQLite file.")] = False,
     runs_dir: RunsDirOption = None,
 ) -> None:
-    """List sessions, most recent first, from what you have: a Copilot home (read from
-    its session-state/ files, without starting a runtime), a stored run (from its record)
-    or a database store (its session registry: discovery that works on every host that
-    reaches the database, unlike the runtime's own list_sessions; on a PostgreSQL server
-    also the sessions each `handoff run --store URL` kept there). Without WHERE, the
-    lab's home."""
+    """List sessions, most recent first, from a Copilot home, a stored run or a store.
+
+    A Copilot home is read from its session-state/ files, without starting a runtime; a
+    stored run from its record; a database store from its session registry (discovery
+    that works on every host that reaches the database, unlike the runtime's own
+    list_sessions; on a PostgreSQL server also the sessions each `handoff run --store
+    URL` kept there). Without WHERE, the lab's home.
+
+    Examples:
+      handoff sessions list                          # the lab's home
+      handoff sessions list ~/.copilot
+      handoff sessions list latest --owner bob       # the sessions bob's steps used
+      handoff sessions list sqlite:///store.db --show-ids"""
     from handoff.app.sessions import listing
 
     if where is not None and store is not None:

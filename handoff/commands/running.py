@@ -56,9 +56,15 @@ def run(
     """Run scenarios and print the table of which turns kept the context.
 
     The fact and the plan come first, progress goes to stderr while it runs (one line per
-    finished scenario when stderr is not a terminal), then the table, one line per rung
-    saying what it proved and what it did not, and a summary. The run is stored under
-    .state/runs/ (`handoff runs`, `handoff report`, `handoff diff`)."""
+    finished scenario when stderr is not a terminal), then the table, and last what
+    persistence proved under each condition of the lab, naming the rungs. The run is
+    stored under .state/runs/ (`handoff runs`, `handoff report`, `handoff diff`).
+
+    Examples:
+      handoff run                                # the default matrix
+      handoff run cross-process isolated-store   # two rungs
+      handoff run --slow --faults                # with the slow and the fault rungs
+      handoff run scenarios/cross-process.toml --store postgresql://me@db:5432/sessions"""
     from handoff.app.matrix import MatrixOptions, kept_sessions, run_matrix
 
     options = MatrixOptions(names or [], runs_dir or RUNS_DIR, faults=faults, slow=slow, fact=fact, topic=topic, jobs=jobs,
@@ -123,11 +129,17 @@ def lab(
     html_path: HtmlOption = None,
     runs_dir: RunsDirOption = None,
 ) -> None:
-    """Lab 05 ("sessions"): the lab's transcript on the real runtime (stored as a run, like `handoff run`).
+    """Lab 05 ("sessions"): the lab's transcript on the real runtime, stored as a run.
 
     Exit codes: 0 the resumed session named the fact, 1 it did not, 2 bad input or
     configuration (unknown id, no token, a refused key), 3 something else failed,
-    130 interrupted."""
+    130 interrupted.
+
+    Examples:
+      handoff lab                                # offline: the witness, as the Copilot API
+      handoff lab --backend copilot              # the GitHub Copilot service (a GitHub token)
+      handoff lab --session-id analyst-demo      # then, as a second process:
+      handoff lab --resume analyst-demo"""
     from handoff.app.lab import lab_options, run_and_keep
     from handoff.lab.options import LabFailure
 

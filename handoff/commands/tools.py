@@ -21,9 +21,12 @@ def witness(
     host: str = typer.Option("127.0.0.1", help="Address to listen on."),
     evidence: Optional[Path] = typer.Option(None, help="Append a JSON line per request to this file."),
 ) -> None:
-    """Run the witness model in the foreground for your own app: it answers as the GitHub Copilot API (the lab's path) and as an OpenAI-compatible BYOK provider, and prints the lines that point an app at it.
+    """Run the witness model in the foreground, for your own app.
 
-    Ctrl-C stops it and prints what it saw: the requests of each token's principal, and where each fact told was seen."""
+    It answers as the GitHub Copilot API (the lab's path) and as an OpenAI-compatible BYOK
+    provider, and prints the lines that point an app at it. Ctrl-C stops it and prints
+    what it saw: the requests of each token's principal, and where each fact told was
+    seen."""
     from handoff.app.witness import serve_for_apps
 
     try:
@@ -45,8 +48,13 @@ def export_k8s(
     topic: TopicOption = DEFAULT_TOPIC,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
 ) -> None:
-    """Kubernetes manifests for a scenario: a Job per step, a witness Deployment and Service,
-    the shared home as a claim or the session files in PostgreSQL. Nothing is applied."""
+    """Kubernetes manifests for a scenario; nothing is applied.
+
+    A Job per step, a witness Deployment and Service, and the shared home as a claim or
+    the session files in PostgreSQL.
+
+    Examples:
+      handoff export k8s cross-process > cross-process.yaml"""
     from handoff.app.export import k8s_manifests
 
     try:
@@ -60,8 +68,10 @@ def export_k8s(
 
 
 def image_build(engine: EngineOption = "podman") -> None:
-    """Build the worker image if this machine does not have it yet (once per machine;
-    offline: debootstrap from Debian's packages, then an import). `make containers` runs this."""
+    """Build the worker image, if this machine does not have it yet.
+
+    Once per machine, offline: debootstrap from Debian's packages, then an import. `make
+    containers` runs this."""
     from handoff.containers import building
 
     try:
@@ -90,9 +100,16 @@ def clean(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Say what would be removed and what is left alone, "
                                           "and remove nothing.")] = False,
 ) -> None:
-    """Remove what runs that were killed (kill -9, a lost terminal) left behind: their processes, containers, volumes, container networks, network namespaces, links, run directories and database servers.
+    """Remove what killed runs of this tool left behind.
 
-    Only what a run of this tool, as this user, wrote down in its ledger before making it is removed, once that run is gone. Runs still going, and whatever merely has a name like the tool's, are left alone; --dry-run lists both."""
+    Their processes, containers, volumes, container networks, network namespaces, links,
+    run directories and database servers (kill -9, a lost terminal). Only what a run of
+    this tool, as this user, wrote down in its ledger before making it is removed, once
+    that run is gone. Runs still going, and whatever merely has a name like the tool's,
+    are left alone; --dry-run lists both.
+
+    Examples:
+      handoff clean --dry-run"""
     from handoff.app.cleanup import clean_up
 
     raise typer.Exit(0 if clean_up(typer.echo, note, dry_run=dry_run) else 1)

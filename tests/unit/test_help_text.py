@@ -35,5 +35,28 @@ def test_no_paragraph_of_a_command_s_help_is_broken_mid_sentence(command, width)
         # docstring's own (a list item, which starts with '-', '*' or a number, may be).
         if not line.strip() or not after.strip() or re.match(r"\s*([-*]|\d+[.)]) ", after):
             continue
+        if re.match(r"\s{3}", after):  # an example, indented under its heading: a line each
+            continue
         fitted = len(line) + 1 + len(after.split()[0]) < width - 1
         assert not fitted, f"{' '.join(command)} at {width} columns breaks mid-paragraph:\n{line}\n{after}"
+
+
+def test_every_command_s_summary_is_one_line_in_the_list_of_commands():
+    """`handoff --help` lists each command with its first paragraph: one line at 100
+    columns, however long the rest of its help is."""
+    for group in ([], ["sessions"], ["export"], ["image"]):
+        done = CliRunner().invoke(app, [*group, "--help"], env={"COLUMNS": "100", "TERM": "dumb"})
+        listed = done.output[done.output.index("Commands"):].splitlines()[1:]
+        rows = [line for line in listed if line.startswith("│ ")]
+        continued = [row for row in rows if row[2:3] == " "]  # no command's name at its start: a wrapped summary
+        assert rows and not continued, (group, continued)
+
+
+@pytest.mark.parametrize("command", [["run"], ["report"], ["diff"], ["resupply"], ["sessions", "list"], ["lab"],
+                                     ["export", "k8s"], ["clean"]], ids=lambda c: " ".join(c))
+def test_examples_are_a_section_of_their_own_one_command_a_line(command):
+    done = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "120", "TERM": "dumb"})
+    lines = _description(done.output)
+    start = next(i for i, line in enumerate(lines) if line.strip() == "Examples:")
+    examples = [line.strip() for line in lines[start + 1:] if line.strip()]
+    assert examples and all(line.startswith("handoff ") for line in examples), examples
