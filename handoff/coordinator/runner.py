@@ -6,9 +6,11 @@ file is gone when :func:`run` returns or raises."""
 
 from __future__ import annotations
 
+import ipaddress
 import shutil
 import time
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 from handoff import owners
 from handoff.backends import preflight
@@ -28,7 +30,7 @@ from handoff.hosts.local import ready_runtime
 from handoff.hosts.namespace import unseen
 from handoff.scenario import Scenario
 from handoff.stores.database import redacted
-from handoff.words import Command, HostKind
+from handoff.words import Command, HostKind, StoreKind
 
 
 def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None = None,
@@ -37,6 +39,7 @@ def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None 
     stored as (RUN, or SKEW for a version grid)."""
     runtime_path = ready_runtime()
     seen_by_the_hosts(runtime_path, scenarios, settings.remote_hosts)
+    store_seen_by_the_hosts(settings.store_url, scenarios)
     temporary_directory()
     preflight(settings.backend)
     settings.observer.run_started()
@@ -76,6 +79,37 @@ def seen_by_the_hosts(runtime: Path, scenarios: list[Scenario], remote: dict) ->
         raise UserError(f"COPILOT_CLI_PATH {runtime}: the simulated hosts ({', '.join(sorted(simulated))}) have an "
                         f"empty {hidden} of their own, so they cannot run it; put the runtime under the project or "
                         f"another directory outside {hidden}, or unset COPILOT_CLI_PATH")
+
+
+def store_seen_by_the_hosts(store_url: str | None, scenarios: list[Scenario]) -> None:
+    """Before anything starts: a store the user named by this machine's own address
+    (localhost, a loopback address, a local socket) cannot be reached from the plan's
+    other hosts, which are machines of their own where that address names themselves.
+    Said as bad input, not found by every worker there minutes into the run."""
+    if store_url is None:
+        return  # the run's own server, which every host reaches at its address on the run's network
+    elsewhere = sorted({scenario.hosts.get(step.host, HostKind.LOCAL) for scenario in scenarios
+                        if scenario.store == StoreKind.POSTGRES for step in scenario.steps
+                        if step.host != HostKind.LOCAL})
+    if not elsewhere or not _names_this_machine(store_url):
+        return
+    raise UserError(f"--store {redacted(store_url)}: names this machine by an address only it has (localhost, a "
+                    f"loopback address or a local socket), but the plan's {', '.join(elsewhere)} hosts use it too, "
+                    f"and to them that address is their own; give the server's address on a network they reach "
+                    f"(this machine's LAN address), or leave --store out (the run then starts a PostgreSQL server "
+                    f"every host reaches)")
+
+
+def _names_this_machine(url: str) -> bool:
+    parts = urlsplit(url)
+    query_host = dict(parse_qsl(parts.query)).get("host", "")
+    host = parts.hostname or query_host
+    if not host or host.startswith("/") or host == "localhost":
+        return True  # no host: libpq's local socket
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: whatever it resolves to is the user's to say
 
 
 def _keep(run_dir: Path, keep_dir: Path) -> None:
