@@ -28,7 +28,9 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "stores-and-security.md"
 BLOCK = re.compile(r"(<!-- id-rules: begin[^>]*-->\n).*?(<!-- id-rules: end -->)", re.S)
 UUIDS = 100_000
-EPOCH_2001, EPOCH_2034 = 978_307_200, 2_019_686_400  # 2001-01-01 and 2034-01-01, UTC
+# Epoch seconds of ten digits starting with 1: 2001-09-09 to 2033-05-18 (the rule leaves
+# the ends of 2001 and 2033 to numbers: 98x... and 201... are phone numbers there).
+EPOCH_2001, EPOCH_2033 = 1_000_000_000, 2_000_000_000
 
 USERS = ("alice", "bob", "u42", "user-7f3a", "carol.smith")
 TASKS = ("deploy", "code-review", "refactor-auth", "task-17", "summarise")
@@ -59,7 +61,7 @@ def _guide(rng: random.Random) -> tuple[str, ...]:
     ids += [f"tenant-{tenant}-{flow}" for tenant in ("acme", "t-0042", "globex", "9981")
             for flow in ("onboarding", "weekly-report", "triage")]
     for _ in range(1_000):
-        seconds = rng.randrange(EPOCH_2001, EPOCH_2034)
+        seconds = rng.randrange(EPOCH_2001, EPOCH_2033)
         user, task = rng.choice(USERS), rng.choice(TASKS)
         ids += [f"{user}-{task}-{seconds}", f"{user}-{task}-{seconds * 1000 + rng.randrange(1000)}"]
     return tuple(ids)
@@ -105,7 +107,8 @@ TOKENS = (  # each prefix GitHub issues, then other providers' keys detect-secre
 )
 EMAILS = ("alice@example.com", "carol.smith+chat@mail.example.org", "o.brien@acme.co.uk", "x_y@corp-mail.example.net")
 PHONES = (  # real numbering plans, written as people write them: E.164 with and without +, national forms
-    "+14155550123", "14155550123", "415-555-0123", "(415)555-0123", "415.555.0123", "+1-212-555-0147",
+    "+14155550123", "14155550123", "4155550123", "415-555-0123", "(415)555-0123", "415.555.0123", "+1-212-555-0147",
+    "2012345678", "0980123456", "0991234567",  # near what a time looks like: New Jersey, France, Italy
     "+442079460958", "00442079460958", "020-7946-0958", "07700-900123",
     "+493012345678", "030-12345678", "0171-2345678",
     "+33123456789", "01.23.45.67.89", "06-12-34-56-78",
@@ -115,8 +118,10 @@ PHONES = (  # real numbering plans, written as people write them: E.164 with and
 
 
 def _embedded(found: tuple[str, ...]) -> tuple[str, ...]:
-    """Each finding alone, and inside an otherwise harmless id, as an id may carry it."""
-    return found + tuple(f"case-{item}-chat" for item in found) + tuple(f"cust{item}" for item in found[:3])
+    """Each finding alone, and inside an otherwise harmless id, as an id may carry it:
+    between words, after letters, and beside other digits (a counter, a version)."""
+    return (found + tuple(f"case-{item}-chat" for item in found) + tuple(f"cust{item}" for item in found[:3])
+            + tuple(f"order-12-{item}" for item in found[:3]) + tuple(f"user42-{item}-3" for item in found[:3]))
 
 
 def groups() -> list[Group]:

@@ -49,7 +49,10 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 # A bare run of digits that reads as a time of 2001-2033: epoch seconds or milliseconds
 # (the SDK's guide builds ids as {userId}-{taskId}-{timestamp}), or a date with its time
 # (20261206, 202612061015, 20261206101500). No one writes a phone number that way.
-_EPOCH_SECONDS = (978_307_200, 2_019_686_400)  # 2001-01-01 and 2034-01-01, UTC
+# Ten digits from 1 000 000 000 (2001-09-09) to 2 000 000 000 (2033-05-18): a run starting
+# with 1, which no national number of PHONE_REGIONS does at that length (they start with
+# 0, or with 2-9: a 201 or 98x number is a number, not 2033's or 2001's seconds).
+_EPOCH_SECONDS = (1_000_000_000, 2_000_000_000)
 _DATE_TIME = re.compile(r"(?:20[0-3]\d)(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:(?:[01]\d|2[0-3])[0-5]\d(?:[0-5]\d)?)?")
 _ISO_DATE_TIME = re.compile(r"20[0-3]\d[-.](?:0[1-9]|1[0-2])[-.](?:0[1-9]|[12]\d|3[01])"
                             r"(?:T(?:[01]\d|2[0-3])[-:.]?[0-5]\d(?:[-:.]?[0-5]\d)?)?")
@@ -138,10 +141,35 @@ def _without_tokens(text: str) -> str:
 
 def _not_a_time(digits: re.Match[str]) -> str:
     run = digits.group()
-    seconds = int(run[:-3] if len(run) in (12, 13) else run) if len(run) in (9, 10, 12, 13) else 0
+    seconds = int(run[:10]) if len(run) in (10, 13) else 0
     if _EPOCH_SECONDS[0] <= seconds < _EPOCH_SECONDS[1] or _DATE_TIME.fullmatch(run):
         return _blank(digits)
     return run
+
+
+def _alone(looked_at: str) -> Iterator[int]:
+    """Where a run of digits (after a ``+``, or not) is a valid number on its own, in one
+    of PHONE_REGIONS or as an international one: what the matcher misses when another
+    group of digits touches it (``order-12-4155550123`` reads to it as one number)."""
+    import phonenumbers
+
+    for run in re.finditer(r"\+?\d{%d,}" % MIN_PHONE_DIGITS, looked_at):
+        digits = run.group().lstrip("+")
+        for region in PHONE_REGIONS:
+            try:
+                number = phonenumbers.parse(run.group(), region)
+            except phonenumbers.NumberParseException:
+                continue
+            if not phonenumbers.is_valid_number(number):
+                continue
+            # Written as people dial it: the national form with its trunk prefix (0...),
+            # or the international one (with +, 00 or nothing before the country code);
+            # not a national number missing its 0 (123456789 is no French number as written).
+            national = re.sub(r"\D", "", phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL))
+            international = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164).lstrip("+")
+            if digits in (national, international, "00" + international):
+                yield run.start()
+                break
 
 
 def phone_number_at(text: str) -> int | None:
@@ -160,7 +188,7 @@ def phone_number_at(text: str) -> int | None:
     starts = [match.start for region in PHONE_REGIONS
               for match in phonenumbers.PhoneNumberMatcher(looked_at, region, leniency=phonenumbers.Leniency.EXACT_GROUPING)
               if sum(character.isdigit() for character in match.raw_string) >= MIN_PHONE_DIGITS]
-    return min(starts, default=None)
+    return min([*starts, *_alone(looked_at)], default=None)
 
 
 def _findings(text: str) -> Iterator[tuple[str, int]]:
