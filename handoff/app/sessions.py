@@ -52,7 +52,7 @@ def _shown_in_full(place: places.Place) -> Shown:
     file; a PostgreSQL store's registry is the user's by the credentials they gave)."""
     path = {places.Home: lambda: place.path, places.Homes: lambda: place.path, places.Run: lambda: place.found.path,
             places.Store: lambda: sqlite_path(place.url)}[type(place)]()
-    if path is not None:
+    if path is not None and path.exists():  # (one that is not there lists nothing, and says so)
         owner = path.stat().st_uid
         if owner != os.getuid():
             raise UserError(f"--show-ids: {path} belongs to another user (uid {owner}): ids that may carry a secret or "

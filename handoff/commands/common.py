@@ -51,8 +51,8 @@ RunsDirOption = Annotated[Optional[Path], typer.Option(
 # How a run is shown, shared by `run`, `report` and `lab`.
 FormatOption = Annotated[str, typer.Option("--format", help="table, markdown, json or html.")]
 WideOption = Annotated[bool, typer.Option(
-    "--wide", help="Every column of every turn (tell rows too) and each scenario's full explanation, instead of "
-                   "the learner's table that fits 100 columns.")]
+    "--wide", help="Every column of every turn (tell rows too), each rung's line and each scenario's full "
+                   "explanation, instead of the learner's table that fits the terminal.")]
 HtmlOption = Annotated[Optional[Path], typer.Option(
     "--html", metavar="PATH", help="Also write the HTML report here: one self-contained file with a sequence "
                                    "diagram per scenario.")]

@@ -7,6 +7,7 @@ file is gone when :func:`run` returns or raises."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import shutil
 import time
 from pathlib import Path
@@ -103,7 +104,7 @@ def store_seen_by_the_hosts(store_url: str | None, scenarios: list[Scenario]) ->
 def _names_this_machine(url: str) -> bool:
     parts = urlsplit(url)
     query_host = dict(parse_qsl(parts.query)).get("host", "")
-    host = parts.hostname or query_host
+    host = parts.hostname or query_host or os.environ.get("PGHOST", "")  # libpq's own default, when set
     if not host or host.startswith("/") or host == "localhost":
         return True  # no host: libpq's local socket
     try:

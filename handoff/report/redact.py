@@ -7,7 +7,7 @@ judges from the raw events, and a verdict must not change because a report is ma
 report is for showing, so every format (the terminal, Markdown, JSON, the HTML page and
 its diagrams) is made from a copy of the record and its judgement in which each such id
 — in a field, in a worker's raw line, in an error message quoting it — reads
-``cust…(redacted: it contains a phone number)``.
+``cust…(redacted: phone number)``: the rule that hid it, in a few words.
 
 Which ids: every value the record and its judgement hold as a session id (the
 scenario's, each step's, each event's, the ids a listing or the registry returned) that

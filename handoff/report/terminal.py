@@ -1,11 +1,12 @@
 """What `handoff run` prints, and `handoff report` prints again byte for byte.
 
 Written for a learner reading a terminal: first the fact and the plan (printed before the
-run starts, while progress goes to stderr), then a table that fits in 100 columns with
-one row per question asked — where the fact was told and where it was asked (the step
-and its process id: a new pid is a new process with a new runtime), whether the model
-was sent the fact, the verdict and whether that is what the scenario expects — then one
-line per rung of the ladder saying what it proved and what it did not, and a summary.
+run starts, while progress goes to stderr), then a table that fits the terminal
+(report/fit.py) with one row per question asked — where the fact was told and where it
+was asked (the step and its process id: a new pid is a new process with a new runtime),
+whether the model was sent the fact, the verdict and whether that is what the scenario
+expects — then, for a rung that proved nothing, its line saying why; and last, where a
+terminal shows it, what persistence proved under each condition of the lab, and the count.
 
 ``wide`` keeps every column of every turn (tell rows too) and each scenario's full
 explanation: the view for someone checking the evidence rather than learning the lesson.
@@ -140,7 +141,8 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
-def rung_line(scenario: ScenarioJudgement, proves_in_short: str, does_not_prove_in_short: str) -> str:
+def rung_line(scenario: ScenarioJudgement, proves_in_short: str, does_not_prove_in_short: str,
+              width: int = WIDTH) -> str:
     """What the scenario proved and did not, cut to one line; or why it proved nothing, in
     full: a skip's or a crash's reason often says what to do about it (the terminal wraps it)."""
     state = standing(scenario)
@@ -158,14 +160,15 @@ def rung_line(scenario: ScenarioJudgement, proves_in_short: str, does_not_prove_
         not_proved = does_not_prove_in_short or _first_clause(scenario.does_not_prove)
         verb = "proved" if state == Standing.AS_EXPECTED else "shows (nothing judged)"
         text = " ".join(f"{scenario.name} {verb} {_lower_first(proves)}, not {_lower_first(not_proved)}.".split())
-        width = fit.terminal_width()
         return text if len(text) <= width else text[: width - 1] + "…"
     return " ".join(text.split())
 
 
-def rung_lines(record: RunRecord, judgement: RunJudgement) -> list[str]:
+def rung_lines(record: RunRecord, judgement: RunJudgement, width: int = WIDTH) -> list[str]:
+    """Each rung's line, cut to ``width`` (the terminal's, for the terminal; a file's is
+    the same wherever it was written)."""
     shorts = {s.name: (s.scenario.proves_in_short, s.scenario.does_not_prove_in_short) for s in record.scenarios}
-    return [rung_line(scenario, *shorts.get(scenario.name, ("", ""))) for scenario in judgement.scenarios]
+    return [rung_line(scenario, *shorts.get(scenario.name, ("", "")), width) for scenario in judgement.scenarios]
 
 
 def _fitted(line: str) -> str:
@@ -214,12 +217,14 @@ def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
     what the run proved by condition, and the count."""
     record, judgement = for_display(record, judgement)  # an id carrying a secret shows redacted
     proved = what_was_proved(record, judgement)
+    lines = rung_lines(record, judgement, fit.terminal_width())
     if wide:
-        rungs = "\n".join(_fitted(line) for line in rung_lines(record, judgement))
+        rungs = "\n".join(_fitted(line) for line in lines)
         parts = [_with_timed_notes(wide_table(judgement), judgement), rungs, explanations(judgement)]
-    else:  # of the rungs' own lines, only those that say why a rung proved nothing (a skip, a crash, ...)
-        unproved = [_fitted(line) for scenario, line in zip(judgement.scenarios, rung_lines(record, judgement))
-                    if standing(scenario) != Standing.AS_EXPECTED]
+    else:  # of the rungs' own lines, those that say why a rung proved nothing (a skip, a crash, ...);
+        # every one when there is no answer by condition (a run of one rung)
+        unproved = [_fitted(line) for scenario, line in zip(judgement.scenarios, lines)
+                    if not proved or standing(scenario) != Standing.AS_EXPECTED]
         parts = [_with_timed_notes(learner_table(judgement, record.versions.machine), judgement),
                  *(["\n".join(unproved)] if unproved else [])]
     # The answer last: a terminal shows the end of what was printed.

@@ -380,3 +380,11 @@ def test_a_registry_row_holding_what_no_tool_wrote_is_listed_with_its_values_unk
     done = CliRunner().invoke(app, ["sessions", "list", sqlite_url(path)])
     assert done.exit_code == 0, (done.output, done.exception)
     assert "good-1" in done.output and "odd-1" in done.output and "(not text)" in done.output
+
+
+def test_show_ids_of_a_home_that_is_not_there_says_so_rather_than_failing(tmp_path, monkeypatch):
+    from handoff.lab import options as lab_options
+
+    monkeypatch.setattr(lab_options, "DEFAULT_HOME", tmp_path / "no-lab-home-yet")
+    code, output = listed("--show-ids")
+    assert code == 0 and "holds no sessions yet" in output
