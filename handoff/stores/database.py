@@ -218,6 +218,9 @@ class PostgresDatabase(Database):
     # The server's WAL is shared by every client, so it cannot tell one store's cost while
     # others write; the store's own tables can. PostgreSQL writes a changed row anew (the
     # old version stays until a vacuum), so a store that rewrites its log grows by the log.
+    # What it does not see: space a vacuum freed and a later write reused. Autovacuum
+    # looks at a table once a minute at most, so a fill of seconds (the store-cost rungs')
+    # is counted whole; a longer one may be undercounted.
     write_cost_is = "bytes the store's tables grew (rows, TOAST and indexes), as PostgreSQL counts them"
 
     def write_cost(self, tables: tuple[str, ...]) -> int | None:
