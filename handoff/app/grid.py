@@ -17,11 +17,12 @@ def run_grid(runtimes: list[str], sdks: list[str], fact: str, topic: str, jobs: 
              json_path: Path | None, note: Say) -> Executed:
     """Check the versions and the places to write, then run every cell of the grid."""
     the_fact = inputs.fact(fact, topic)
-    runtimes, sdks = grid.chosen_versions(runtimes, sdks)
-    cells = grid.plan(grid.pairs(runtimes, sdks))
+    # The places to write first: they need nothing installed to be checked, the versions do.
     if json_path is not None:
         inputs.writable_file(json_path, "--json", keep=read_by_the_tool(runs_dir))
     inputs.writable_directory(runs_dir, "--runs-dir")
+    runtimes, sdks = grid.chosen_versions(runtimes, sdks)
+    cells = grid.plan(grid.pairs(runtimes, sdks))
     jobs = ready_to_run(cells, jobs, note)
     note(f"{len(cells)} cells: runtime {', '.join(runtimes)} × SDK {', '.join(sdks)}, both ways, {jobs} at a time ...")
     return execute(Plan(cells, RunSettings(fact=the_fact, jobs=jobs), runs_dir, Command.SKEW))

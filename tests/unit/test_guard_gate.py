@@ -119,12 +119,16 @@ def test_the_refusals_say_exactly_why(registry):
 
 
 def test_a_registry_that_names_another_owner_for_her_own_minted_id_is_denied(registry):
-    """Only a tampered registry can say so; the gate refuses rather than trust either side."""
+    """Only a tampered registry can say so; the gate refuses rather than trust either side,
+    on every path: create, a reused create, a resume, and her listing, which leaves it out."""
     alice = gate(registry)
     session_id = alice.minter.new()
     registry.created(session_id, "bob", "h", "1.0.102")
     assert refusal(lambda: alice.admit_create(session_id)) == DENIED
     assert refusal(lambda: gate(registry, reuse=True).admit_create(session_id)) == DENIED
+    assert refusal(lambda: alice.admit_resume(session_id, LOG)) == DENIED
+    assert alice.visible([session_id]) == []  # minted for her, but the registry says bob's: not listed
+    assert gate(registry, "bob").visible([session_id]) == []  # bob's by the registry, but not minted for him
 
 
 def test_a_missing_log_after_a_receipt_is_a_rollback(registry):
@@ -139,7 +143,10 @@ def test_a_close_with_no_log_leaves_a_receipt_for_an_empty_one(registry):
     registry.created(session_id, "alice", "h", "1.0.102")
     mine.take_lease(session_id)
     mine.closed(session_id, None)
+    written = Receipt.from_json(registry.receipt_of(session_id))  # a receipt, for a log of no event
+    assert written.event_count == 0
     gate(registry).admit_resume(session_id, b"")
+    assert "extended" in refusal(lambda: gate(registry).admit_resume(session_id, LOG))  # a log that came after it
 
 
 def test_a_session_she_made_raw_is_not_in_her_guarded_listing(registry):

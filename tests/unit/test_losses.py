@@ -280,3 +280,16 @@ def test_recovery_skips_a_fault_that_never_healed_and_counts_a_resume_at_the_hea
         b2 = step("B2", READY, done("resume", t=resumed_at), turn(1, "ask", RECALLED), FINISHED)
         record = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs), [b1, b2], [seen("B2", 1, True)])
         assert judge_scenario(record, FACT).recoveries == (Recovery("store-outage", "B1", seconds),)
+
+
+def test_a_step_that_tells_and_later_asks_itself_judges_its_own_ask_not_its_tell():
+    """One step creates, tells, closes, resumes and asks: an ask lost there is that step's
+    own verdict (declared with expect), not a silent loss of its tell; what the app saw
+    fail, it saw in the same step. Only a later step's resume makes an earlier tell lost."""
+    spec = Step("P", ("create", "tell", "close", "resume", "ask", "close"), expect="lost")
+    p = step("P", READY, done("create"), turn(1, "tell", "OK"), done("close"), done("resume"),
+             turn(2, "ask", FORGOT), log(0), done("close"), FINISHED)
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (spec,)), [p], [seen("P", 1, True), seen("P", 2, False)])
+    tell, ask = judge_scenario(record, FACT).turns
+    assert (tell.verdict, ask.verdict) == (None, Verdict.LOST)
+    assert exit_code(record) == ExitCode.AS_EXPECTED

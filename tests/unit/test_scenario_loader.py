@@ -131,7 +131,8 @@ def test_a_step_that_is_not_a_table(tmp_path):
 
 
 def test_a_nested_list_as_an_action_is_a_user_error(tmp_path):
-    load_error(tmp_path, HEADER + step(actions='[["create"]]', extra=""))
+    assert "step 'B': field 'actions' has unknown action ['create'] (known: mint," in load_error(
+        tmp_path, HEADER + step(actions='[["create"]]', extra=""))
 
 
 def test_a_turn_before_the_opening_action_is_rejected(tmp_path):

@@ -61,6 +61,18 @@ def test_a_fact_on_another_topic_does_not_answer():
     assert not other.is_in(reply.text)
 
 
+@pytest.mark.parametrize("other_topic", ["Retail Segment", "retail  segment", " retail segment", "retail segments"])
+def test_a_topic_matches_exactly_never_by_case_spacing_or_a_prefix(other_topic):
+    """A topic is the user's words as given (--topic accepts any case): a remember prompt
+    about another spelling of it is another topic, and never overwrites the fact (a long
+    history's filler turns about "Filler Item" would have, matched without case)."""
+    told, other = FACT, Fact("Loyal", other_topic)
+    reply = reply_to([user(told.remember_prompt), assistant("OK"), user(other.remember_prompt), assistant("OK"),
+                      user(told.question_prompt)])
+    assert told.is_in(reply.text) and not other.is_in(reply.text)
+    assert reply_to([user(other.remember_prompt), assistant("OK"), user(told.question_prompt)]).kind == "not-known"
+
+
 def test_the_latest_value_wins():
     old, new = Fact("Hibernating"), Fact("Loyal")
     reply = reply_to([user(old.remember_prompt), assistant("OK"), user(new.remember_prompt), assistant("OK"),
