@@ -43,7 +43,7 @@ from handoff.words import (
 
 MAX_HEAL_SECONDS = 600.0  # a fault healed after a delay: seconds, not hours
 MAX_FILLER_TURNS = 2000  # a history longer than this takes minutes to build: measure it with make bench
-MIN_COUNTED_FILLER_TURNS = 40  # the store's cost is compared over the first and last quarter of them
+MIN_COUNTED_FILLER_TURNS = 40  # the store's cost is compared over the first and last third of them
 MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # A step's name and a scenario's (its file's stem) name directories and files of the run

@@ -53,7 +53,9 @@ def test_a_run_on_a_named_server_keeps_its_sessions_for_sessions_list(tmp_path):
     from handoff.stores.postgres_server import ThrowawayPostgres
 
     def handoff(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "handoff", *args], capture_output=True, text=True, timeout=300)
+        # A line each, whatever the table's width: this test reads rows, not the layout
+        return subprocess.run([sys.executable, "-m", "handoff", *args], capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "COLUMNS": "1000"})
 
     server = ThrowawayPostgres(["127.0.0.1"])  # stands in for the user's own server
     server.start()

@@ -11,7 +11,7 @@ from handoff.runtime_locator import PINNED_RUNTIME
 
 def doctor(**env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "handoff", "doctor"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env})
+                          env={**os.environ, "COLUMNS": "1000", **env})  # a line each: the lines are read
 
 
 def test_ready_here_and_names_the_pinned_pair_and_leaves_nothing_in_tmpdir(tmp_path):

@@ -401,7 +401,8 @@ def test_sessions_list_reads_the_session_a_lab_run_left_in_its_home(tmp_path):
 
     def sessions_list(*where: str) -> list[str]:
         listed = subprocess.run([sys.executable, "-m", "handoff", "sessions", "list", *where, "--runs-dir",
-                                 str(runs_dir)], capture_output=True, text=True, timeout=60)
+                                 str(runs_dir)], capture_output=True, text=True, timeout=60,
+                                env={**os.environ, "COLUMNS": "1000"})  # a line each: the rows are read
         assert listed.returncode == 0, listed.stderr
         return listed.stdout.splitlines()
 

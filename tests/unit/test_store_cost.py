@@ -1,6 +1,6 @@
 """A fill's cost to its store: counted by the database (SQLite: the kernel's count of its
-write calls), judged flat or growing from the first and last quarter of the filler turns,
-and shown as the step's evidence."""
+write calls), judged flat or growing from the first third of the filler turns after the
+first and the last third, and shown as the step's evidence."""
 
 from __future__ import annotations
 
@@ -30,14 +30,22 @@ def fill(given, written, turns=None):
 
 def test_a_cost_that_stays_the_same_a_byte_is_flat_and_one_that_grows_with_the_log_is_not():
     flat = cost_growth([fill([1000] * 40, [6000] * 40)])
-    assert (flat.early.first_turn, flat.early.last_turn, flat.late.first_turn, flat.late.last_turn) == (1, 10, 31, 40)
+    assert (flat.early.first_turn, flat.early.last_turn, flat.late.first_turn, flat.late.last_turn) == (2, 14, 28, 40)
     assert flat.growth == 1.0 and flat.flat
-    assert flat.words() == ("store cost per turn flat (1.00x): 6.0 B paid a byte given in filler turns 1–10, "
-                            "6.0 B in 31–40")
+    assert flat.words() == ("store cost per turn flat (1.00x): 6.0 B paid a byte given in filler turns 2–14, "
+                            "6.0 B in 28–40")
     growing = cost_growth([fill([1000] * 40, [1000 * n for n in range(1, 41)])])
-    assert growing.growth == pytest.approx(sum(range(31, 41)) / sum(range(1, 11))) and growing.flat is False
-    at_the_edge = cost_growth([fill([1000] * 8, [100] * 2 + [0] * 4 + [int(100 * FLAT_WITHIN)] * 2)])
+    assert growing.growth == pytest.approx(sum(range(28, 41)) / sum(range(2, 15))) and growing.flat is False
+    at_the_edge = cost_growth([fill([1000] * 7, [999, 100, 100, 0, 0, int(100 * FLAT_WITHIN)] + [int(100 * FLAT_WITHIN)])])
     assert at_the_edge.flat
+
+
+def test_the_first_filler_turn_which_may_carry_the_session_s_system_message_is_left_out():
+    """Measured: the runtime's 22 KB system message came with the first filler turn in one
+    run, with the tell in another; in the first turn's window it read as a cheaper start."""
+    given = [30_000] + [2_700] * 98
+    written = [66_000] + [33_000] * 98
+    assert cost_growth([fill(given, written)]).flat
 
 
 def test_paid_in_pages_a_window_is_summed_not_taken_turn_by_turn():
@@ -48,7 +56,7 @@ def test_paid_in_pages_a_window_is_summed_not_taken_turn_by_turn():
 @pytest.mark.parametrize("actions", [
     [],  # no fill
     [ActionDone(t=0.0, action="fill", session_id="x", ms=1, turns=40)],  # a home: nothing counted
-    [fill([1] * 3, [1] * 3)],  # too few turns for quarters
+    [fill([1] * 3, [1] * 3)],  # too few turns for thirds after the first
     [fill([1] * 8, [1] * 7)],  # counts that do not pair up
 ])
 def test_without_counts_of_enough_turns_nothing_is_told(actions):
@@ -56,7 +64,7 @@ def test_without_counts_of_enough_turns_nothing_is_told(actions):
 
 
 def test_nothing_given_early_tells_nothing_rather_than_dividing_by_it():
-    told = cost_growth([fill([0] * 4 + [100] * 4, [50] * 8)])
+    told = cost_growth([fill([0] * 4 + [100] * 3, [50] * 7)])
     assert told.growth is None and told.flat is None and "nothing given" in told.words()
 
 
