@@ -71,7 +71,8 @@ $(NODE_WORKER_STAMP): sdks/node/package.json sdks/node/package-lock.json
 
 runtimes: setup $(RUNTIME_STAMPS) $(SDK_STAMPS)
 
-# The ladder with the slow rungs (tagged "slow": a 200-turn history, about 20 s on its own;
+# The ladder with the slow rungs (tagged "slow": a 200-turn history, about 20 s on its own,
+# and a 100-turn history through each database store whose cost per turn is counted;
 # +15 % on the matrix at --jobs 2, measured: docs/agents.md), which `handoff run` alone
 # leaves out so that the quick ladder stays quick.
 handoff: setup
