@@ -38,8 +38,8 @@ import asyncio
 import json
 import os
 import statistics
+import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -402,12 +402,14 @@ def main(argv: list[str] | None = None) -> int:
     budget = chosen.budget or (QUICK_BUDGET_SECONDS if chosen.quick else BUDGET_SECONDS)
     owners.claim()  # its PostgreSQL server and directories are in a ledger, for `handoff clean` if it is killed
     started, load_before = time.monotonic(), os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="handoff-bench-growth-") as root:
-        try:
-            results = asyncio.run(measure(sizes, budget, Path(root), resume=not chosen.no_resume))
-        except KeyboardInterrupt:
-            print("interrupted: BENCHMARKS.md was not written", file=sys.stderr)
-            return 130
+    root = owners.make_directory("handoff-bench-growth-")  # in the ledger: `handoff clean` removes it after a kill
+    try:
+        results = asyncio.run(measure(sizes, budget, root, resume=not chosen.no_resume))
+    except KeyboardInterrupt:
+        print("interrupted: BENCHMARKS.md was not written", file=sys.stderr)
+        return 130
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     load = f"load average (1 min) {load_before:.2f} at the start, {os.getloadavg()[0]:.2f} at the end"
     drawn = chosen.output.parent / PLOT
     drawn.parent.mkdir(parents=True, exist_ok=True)

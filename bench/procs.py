@@ -17,7 +17,6 @@ import re
 import shutil
 import signal
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 import msgspec
 import psutil
 
-from handoff import protocol
+from handoff import owners, protocol
 from handoff.hosts.base import Host, Launch, worker_env
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
@@ -106,7 +105,7 @@ class Bench:
 
     def __init__(self) -> None:
         self.tracker = ProcessTracker()
-        self.root = Path(tempfile.mkdtemp(prefix="handoff-bench-"))
+        self.root = owners.make_directory("handoff-bench-")  # in the ledger: `handoff clean` removes it after a kill
         self._witness_url: str | None = None
         self._witness_pid: int | None = None
         self._zygote: Zygote | None = None

@@ -196,7 +196,7 @@ def _own_directory(path: str, accounts: set[int]) -> bool:
     """A directory (not a link to one) of this user or of the run's PostgreSQL account."""
     try:
         status = os.lstat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a name no file can have
         return False
     return stat.S_ISDIR(status.st_mode) and status.st_uid in accounts
 

@@ -278,6 +278,8 @@ def _entry(line: str) -> tuple[str, str, bool] | None:
     kind, name, made = entry.get("kind"), entry.get("name"), entry.get("made", True)
     if kind not in KINDS or not isinstance(name, str) or not name or not isinstance(made, bool):
         return None
+    if "\0" in name:  # no name the tool makes holds one, and the system calls refuse it
+        return None
     return kind, name, made
 
 

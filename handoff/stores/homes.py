@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from handoff.eventlog import SESSION_STATE, events_path, read_events, summarize
+from handoff.protocol import LATEST_TIME
 
 SUMMARY_LENGTH = 200  # as much of the first prompt as the registry keeps as its summary
-LATEST = 253402300799.0  # 9999-12-31T23:59:59Z: the latest time a date can show
 
 
 @dataclass(frozen=True)
@@ -122,4 +122,4 @@ def _seconds(event: dict[str, Any]) -> float | None:
         seconds = when.timestamp()
     except (ValueError, OverflowError, OSError):
         return None
-    return seconds if 0.0 <= seconds <= LATEST else None
+    return seconds if 0.0 <= seconds <= LATEST_TIME else None  # later: no time zone can show it

@@ -66,3 +66,19 @@ def test_a_log_of_more_lines_than_a_session_writes_is_refused_unread(tmp_path, m
     (folder / "events.jsonl").write_bytes(b"{}\n" * 1_001)
     code, output, _ = listed(tmp_path)
     assert code == 0 and "tiny-lines" in output and "cannot read events.jsonl: it holds 1,0" in " ".join(output.split())
+
+
+def test_a_log_stamped_at_the_latest_time_is_listed_in_every_time_zone(tmp_path, monkeypatch):
+    import time
+
+    write_session(tmp_path, "late", event("session.start", "9999-12-31T23:59:59Z", sessionId="late"),
+                  event("user.message", "9999-12-31T23:59:59Z", content="hello"))
+    for zone in ("Asia/Tokyo", "Pacific/Kiritimati", "America/Adak"):
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+        try:
+            code, output, _ = listed(tmp_path)
+        finally:
+            monkeypatch.delenv("TZ")
+            time.tzset()
+        assert code == 0 and "late" in output, (zone, output)

@@ -228,3 +228,16 @@ def test_a_mark_that_can_be_no_pid_names_no_owner():
     assert owners.marked_owner("4242") == 4242
     for value in (None, "", "0", "-1", "4194304", "10" * 8, "١٢", "42 ", "0x10"):
         assert owners.marked_owner(value) is None
+
+
+@pytest.mark.parametrize("kind", sorted(owners.KINDS))
+def test_a_ledger_name_no_system_call_takes_is_passed_over(tmp_path, kind):
+    """A name holding a NUL byte was never made by the tool: every kind of it is passed
+    over by the look `doctor`, `clean` and `run` take, never an error in it."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    with Owner((kind, f"{kept}\0tail"), (owners.DIRECTORY, str(kept))) as owner:
+        owner.end()
+        found = [left.name for left in leftovers.find()]
+        assert str(kept) in found and not [name for name in found if "\0" in name]
+        assert leftovers.remove([left for left in leftovers.find() if left.name == str(kept)]) == []
