@@ -32,3 +32,12 @@ def read_bounded(path: Path, limit: int) -> bytes:
     if len(data) > limit:  # it grew while it was read
         raise Refused(path, f"it is more than {limit:,} bytes, more than such a file can be")
     return data
+
+
+def values_in(data: bytes) -> int:
+    """At most how many JSON values ``data`` decodes into (one document, or one per line):
+    every value but a top-level one is the first of its array or object, or follows a
+    comma. What memory a decode takes grows with this, far more than with the bytes (a
+    record of 500,000 empty steps in 36 MB took 740 MB). Text in strings is counted too,
+    which is right for the worker's lines a run record carries: they are decoded later."""
+    return data.count(b",") + data.count(b"[") + data.count(b"{") + data.count(b"\n") + 1

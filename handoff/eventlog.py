@@ -24,16 +24,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from handoff.bounded_read import Refused, read_bounded
+from handoff.bounded_read import Refused, read_bounded, values_in
 from handoff.protocol import EventLog
 
 SESSION_STATE = "session-state"  # a home's folder of sessions, one folder each
 # The longest event log read: 10,000 events of a long session are ~15 MB (bench/growth.py's
 # items); a log larger than this is refused unread, not read whole into memory.
 MAX_LOG_BYTES = 256 << 20
-# A 2,000-turn session's log holds about 11,000 events; within MAX_LOG_BYTES real events
-# (half a kilobyte and more) are fewer than this, so only a log of tiny lines reaches it.
-MAX_LOG_LINES = 500_000
+# A 2,000-turn session's log holds about 11,000 events of some 40 values each: only a log
+# of many tiny values within MAX_LOG_BYTES reaches this (200,000 lines of 70 keys each took
+# `sessions list` to 2.4 GB).
+MAX_LOG_VALUES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -153,12 +154,13 @@ def parse_events(log: bytes) -> tuple[list[dict[str, Any]], int]:
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], int]:
     """A log's events, read within bounds (bounded_read.Refused, an OSError, beyond them):
-    its size, and its number of lines (a log of tiny lines within the size would still
-    decode into more objects than memory holds)."""
+    its size, and how many values it holds (a log of tiny values within the size would
+    still decode into more objects than memory holds)."""
     log = read_bounded(path, MAX_LOG_BYTES)
-    lines = log.count(b"\n")
-    if lines > MAX_LOG_LINES:
-        raise Refused(path, f"it holds {lines:,} lines, more than a session's log does ({MAX_LOG_LINES:,} at most)")
+    values = values_in(log)
+    if values > MAX_LOG_VALUES:
+        raise Refused(path, f"it has {values:,} commas, brackets and lines, more than a session's log "
+                            f"({MAX_LOG_VALUES:,} at most)")
     return parse_events(log)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 DEFAULT_TOPIC = "retail segment"
 DEFAULT_VALUE = "At Risk"
+MAX_FACT_LENGTH = 200  # characters of the value, and of the topic
 
 # The value is a run of characters that are neither a bare quote nor a backslash, or
 # escaped characters.

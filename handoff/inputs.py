@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import SplitResult, urlsplit
 
 from handoff.errors import UserError
-from handoff.fact import Fact
+from handoff.fact import MAX_FACT_LENGTH, Fact
 from handoff.stores.database import redacted
 
 
@@ -217,7 +217,6 @@ def _port_problem(error: ValueError) -> str:
     return "the port is not a number"
 
 
-MAX_FACT_LENGTH = 200
 # Characters that make a value show other than it is: zero-width spaces and joiners of
 # words, a byte order mark, and the bidi embeddings, overrides and isolates. (Other
 # formatting characters, such as the joiners emoji and some scripts need, are fine.)

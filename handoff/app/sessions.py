@@ -20,6 +20,7 @@ from handoff.report.sessions import Shown, hidden_ids, home_sessions_table, run_
 from handoff.runs.sessions import homes_still_there, run_sessions
 from handoff.stores.database import redacted, sqlite_path
 from handoff.stores.homes import home_sessions, is_home
+from handoff.stores.registry import MAX_LISTED
 from handoff.words import Command, StoreKind
 
 
@@ -122,5 +123,8 @@ def _run_listing(found, owner: str | None, show: Shown = redacted_id) -> str:
 
 def _store_listing(url: str, owner: str | None, show: Shown = redacted_id) -> str:
     found = places.registries(url, owner)
-    return fit.paragraph(f"The session registry in {redacted(url)}:") + f"\n{sessions_table(found, show)}" + _hidden(
-        [s.session_id for _, sessions in found for s in sessions], show)
+    listed = sum(len(sessions) for _, sessions in found)
+    cut = "\n" + fit.paragraph(f"Listed: the {listed:,} most recently active sessions; the registry may hold more.") \
+        if listed >= MAX_LISTED else ""
+    return fit.paragraph(f"The session registry in {redacted(url)}:") + f"\n{sessions_table(found, show)}" + cut + \
+        _hidden([s.session_id for _, sessions in found for s in sessions], show)

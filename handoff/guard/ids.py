@@ -35,6 +35,8 @@ import secrets
 from typing import Callable, Iterator
 
 MAX_LENGTH = 64
+MAX_LOOKED_THROUGH = 1_000  # characters: no id or business key is longer
+TOO_LONG = f"too long to look through (more than {MAX_LOOKED_THROUGH:,} characters)"
 PREFIX = "hs-"
 _LETTERS = "ghijklmnopqrstuv"  # a hex digit as a letter that is not itself a hex digit
 _RANDOM_BYTES, _TAG_BYTES = 12, 8
@@ -194,7 +196,12 @@ def phone_number_at(text: str) -> int | None:
 def _findings(text: str) -> Iterator[tuple[str, int]]:
     """Each rule about content that ``text`` breaks, in the order they are reported, with
     where its finding starts. A UUID and nothing else carries nothing: its form leaves
-    no room (what the SDK mints when no id is given, so the commonest id of all)."""
+    no room (what the SDK mints when no id is given, so the commonest id of all). Text
+    longer than any id is not looked through (some rules take time that grows faster
+    than its length: half a second at 8,000 characters) and shown as such."""
+    if len(text) > MAX_LOOKED_THROUGH:
+        yield TOO_LONG, 0
+        return
     if _UUID.fullmatch(text):
         return
     yield from _found(_RULES, text)

@@ -170,27 +170,29 @@ def acting_as(spec: Step, scenario: Scenario) -> str:
     return "raw SDK, no principal"
 
 
-def store_key(step: StepRecord, record: ScenarioRecord) -> str:
-    if step.store != StoreKind.HOME:
-        return f"store:{step.store}"
-    if step.home == HomeKind.RESTARTED:  # a restarted container keeps its home: the one of the host's step before
-        earlier = None
-        for other in record.steps:
-            if other is step:
-                break
-            if other.host == step.host:
-                earlier = other
-        if earlier is not None:
-            return store_key(earlier, record)
-    return "store:shared" if step.home == HomeKind.SHARED else f"store:{step.home}:{step.step}"
+def store_keys(record: ScenarioRecord) -> list[str]:
+    """The store each step of a scenario used, step by step, in one pass."""
+    keys: list[str] = []
+    last_on: dict[str, str] = {}  # host → the store its latest step used
+    for step in record.steps:
+        if step.store != StoreKind.HOME:
+            key = f"store:{step.store}"
+        elif step.home == HomeKind.RESTARTED and step.host in last_on:
+            key = last_on[step.host]  # a restarted container keeps its home: the one of the host's step before
+        elif step.home == HomeKind.SHARED:
+            key = "store:shared"
+        else:
+            key = f"store:{step.home}:{step.step}"
+        last_on[step.host] = key
+        keys.append(key)
+    return keys
 
 
 def on_container(step: StepRecord, record: ScenarioRecord) -> bool:
     return record.scenario.hosts.get(step.host) == HostKind.CONTAINER
 
 
-def _store(step: StepRecord, record: ScenarioRecord) -> Participant:
-    key = store_key(step, record)
+def _store(step: StepRecord, record: ScenarioRecord, key: str) -> Participant:
     if step.store != StoreKind.HOME:
         name = {StoreKind.POSTGRES: "PostgreSQL", StoreKind.SQLITE: "SQLite"}.get(step.store, step.store)
         return Participant(key, "store", name, ("SessionFs store", "every step's session files"))
@@ -223,7 +225,7 @@ def participants(history: ScenarioHistory, backend: Backend, coordinated: bool =
     found = [Participant(COORDINATOR, "coordinator", "coordinator", ("passes the id along",))] if coordinated else []
     stores: dict[str, Participant] = {}
     mixed = _mixed(history)
-    for step_history, spec in zip(history.steps, record.scenario.steps):
+    for step_history, spec, key in zip(history.steps, record.scenario.steps, store_keys(record)):
         step, ready = step_history.record, step_history.said.ready
         where = f"pid {ready.pid} on {ready.hostname}" if ready else "no runtime started"
         if ready and on_container(step, record):  # the hostname is the container's, named for the host
@@ -237,8 +239,8 @@ def participants(history: ScenarioHistory, backend: Backend, coordinated: bool =
             found.append(Participant(f"worker:{step.step}", "worker", "the lab's process", (where, "the SDK client")))
         version = f"Copilot {ready.runtime_version}" if ready else "not started"
         found.append(Participant(f"runtime:{step.step}", "runtime", f"runtime {step.step}", (version, "its own process")))
-        stores.setdefault(store_key(step, record), _store(step, record) if coordinated else
-                          Participant(store_key(step, record), "store", "the lab's home", ("--home: its COPILOT_HOME",)))
+        stores.setdefault(key, _store(step, record, key) if coordinated else
+                          Participant(key, "store", "the lab's home", ("--home: its COPILOT_HOME",)))
     return (*found, *stores.values(), _model(backend))
 
 
@@ -246,11 +248,11 @@ class _StepMessages:
     """The messages of one step, in the order its worker reported its events."""
 
     def __init__(self, history: ScenarioHistory, step: StepHistory, spec: Step, coordinated: bool,
-                 backend: Backend):
+                 backend: Backend, store: str):
         self.step, self.spec, self.backend = step.record, spec, backend
         self.fact, self.view, self.requests = history.fact.value, step.said, step.requests
         self.worker, self.runtime = f"worker:{step.name}", f"runtime:{step.name}"
-        self.store = store_key(step.record, history.record)
+        self.store = store
         self.boss = COORDINATOR if coordinated else self.worker
         self.out: list[Message] = []
         # Requests the witness recorded for a turn the worker never reported (it was
@@ -478,8 +480,9 @@ def sequence(history: ScenarioHistory, backend: Backend = Backend(), coordinated
     where one process does everything and nothing passes the id along)."""
     record = history.record
     messages: list[Message] = []
+    keys = store_keys(record)
     for index, (step, spec) in enumerate(zip(history.steps, record.scenario.steps)):
-        drawn = _StepMessages(history, step, spec, coordinated, backend)
+        drawn = _StepMessages(history, step, spec, coordinated, backend, keys[index])
         messages += drawn.messages(step.record.session_id, index == 0)
     if record.crashed:
         who = COORDINATOR if coordinated else (f"worker:{record.steps[-1].step}" if record.steps else None)

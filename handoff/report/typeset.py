@@ -5,6 +5,7 @@ every layout deterministic and testable without a browser."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -110,13 +111,9 @@ def _hard_split(unit: _Unit, width: float) -> list[_Unit]:
 
 
 def _merged(line: list[Piece]) -> Line:
-    out: list[Piece] = []
-    for text, cls in line:
-        if out and out[-1][1] == cls:
-            out[-1] = (out[-1][0] + text, cls)
-        else:
-            out.append((text, cls))
-    return tuple(out)
+    """Neighbouring pieces of one class as one piece (joined once: a 200,000-character
+    fact added a character at a time took minutes)."""
+    return tuple(("".join(text for text, _ in run), cls) for cls, run in itertools.groupby(line, key=lambda piece: piece[1]))
 
 
 def _wrapped(units: list[_Unit], width: float) -> list[list[Piece]]:

@@ -70,8 +70,11 @@ class ScenarioHistory:
     def of(cls, record: ScenarioRecord, fact: Fact) -> ScenarioHistory:
         steps, first_turn = [], 1
         planned = record.scenario.steps
+        seen_by_step: dict[str, list[Evidence]] = {}
+        for evidence in record.evidence:  # one pass: a run's evidence is many times its steps
+            seen_by_step.setdefault(evidence.step, []).append(evidence)
         for index, step in enumerate(record.steps):
-            steps.append(_step(step, first_turn, [e for e in record.evidence if e.step == step.step]))
+            steps.append(_step(step, first_turn, seen_by_step.get(step.step, [])))
             # the scenario numbers its turns through its steps in order, as the checker pairs them
             first_turn += turns_in(planned[index].actions) if index < len(planned) else 0
         return cls(record, fact, tuple(steps))

@@ -22,7 +22,8 @@ from importlib.metadata import version as package_version
 import msgspec
 
 from handoff import __version__, versions
-from handoff.fact import Fact
+from handoff.bounded_read import values_in
+from handoff.fact import MAX_FACT_LENGTH, Fact
 from handoff.protocol import (
     ActionDone,
     ActionFailed,
@@ -229,6 +230,9 @@ def encode(record: RunRecord) -> bytes:
 MAX_SCENARIOS = 5_000
 MAX_STEP_LINES = 10_000
 MAX_EVIDENCE = 50_000
+# And before any of it is decoded: a 50-scenario run has some 40,000 commas, brackets and
+# lines in 1 MB, a 2,000-turn history under a million (bounded_read.values_in).
+MAX_VALUES = 4_000_000
 
 
 class UnreadableRun(ValueError):
@@ -236,11 +240,13 @@ class UnreadableRun(ValueError):
     other (copied from elsewhere, edited by hand), read and checked before it is used."""
 
 
-
-
 def decode(data: bytes) -> RunRecord:
     """The record in ``data``, checked beyond its types: times that can be shown as dates,
     and steps that belong to their scenario. UnreadableRun says what is wrong."""
+    values = values_in(data)
+    if values > MAX_VALUES:
+        raise UnreadableRun(f"it has {values:,} commas, brackets and lines, more than a run's record ({MAX_VALUES:,} at "
+                            f"most)")
     try:
         record = msgspec.json.decode(data, type=RunRecord)
     except (msgspec.DecodeError, msgspec.ValidationError) as error:
@@ -250,6 +256,10 @@ def decode(data: bytes) -> RunRecord:
     for name, at in (("started_at", record.started_at), ("finished_at", record.finished_at)):
         if not 0.0 <= at <= LATEST_TIME:  # also false for NaN
             raise UnreadableRun(f"its {name} ({at!r}) is not a time between 1970 and 9999")
+    for name, text in (("fact", record.options.fact), ("topic", record.options.topic)):
+        if len(text) > MAX_FACT_LENGTH:  # a run refuses longer ones; every diagram lays each out
+            raise UnreadableRun(f"its {name} is {len(text):,} characters long, longer than a run's: "
+                                f"{MAX_FACT_LENGTH} at most")
     if len(record.scenarios) > MAX_SCENARIOS:
         raise UnreadableRun(f"it holds {len(record.scenarios):,} scenarios, more than a run does ({MAX_SCENARIOS:,} at "
                             f"most)")
@@ -265,6 +275,8 @@ def decode(data: bytes) -> RunRecord:
         stray = next((step.step for step in scenario.steps if step.step not in known), None)
         if stray is not None:
             raise UnreadableRun(f"scenario {scenario.name!r} has a step {stray!r} that its scenario does not list")
+        if len({step.step for step in scenario.steps}) < len(scenario.steps):  # a run records each step once
+            raise UnreadableRun(f"scenario {scenario.name!r} records a step more than once")
         for step in scenario.scenario.steps:
             if step.runtime is not None and not versions.well_formed(step.runtime):
                 raise UnreadableRun(f"scenario {scenario.name!r} step {step.name!r} names runtime {step.runtime[:40]!r}, "

@@ -38,8 +38,19 @@ CREATE TABLE IF NOT EXISTS session_leases (
     expires_at DOUBLE PRECISION NOT NULL
 )
 """
-COLUMNS = ("session_id, owner, created_at, created_on, last_resumed_at, last_resumed_on, runtime_version, turns, summary, "
-           "created_runtime, created_sdk, sdk_version")
+# What a listing reads of a registry, which is input like any other (SQLite keeps any value
+# in any column; a registry of 300,000 rows, or of ids 100,000 characters long, was read
+# whole): the most recently active rows, each text cut one past the longest it may be (a
+# session id is 100 characters at most, a summary 200), so a longer one is seen as such.
+MAX_LISTED = 10_000
+MAX_TEXT = 1_000
+_TEXT_COLUMNS = {"session_id", "owner", "created_on", "last_resumed_on", "runtime_version", "summary",
+                 "created_runtime", "created_sdk", "sdk_version"}
+_NAMES = ("session_id", "owner", "created_at", "created_on", "last_resumed_at", "last_resumed_on", "runtime_version",
+          "turns", "summary", "created_runtime", "created_sdk", "sdk_version")
+COLUMNS = ", ".join(f"substr({name}, 1, {MAX_TEXT + 1})" if name in _TEXT_COLUMNS else name for name in _NAMES)
+_MOST_RECENT_FIRST = ("ORDER BY CASE WHEN COALESCE(last_resumed_at, 0) > COALESCE(created_at, 0) THEN last_resumed_at "
+                      f"ELSE created_at END DESC LIMIT {MAX_LISTED}")
 
 
 @dataclass(frozen=True)
@@ -68,14 +79,21 @@ class RegisteredSession:
         is, or text that is not text is shown as unknown, never an exception in a reader."""
         (session_id, owner, created_at, created_on, last_resumed_at, last_resumed_on, runtime_version, turns, summary,
          created_runtime, created_sdk, sdk_version) = row
-        return cls(_text(session_id) or "(not text)", _text(owner) or "(not text)", _time(created_at),
+        return cls(_named(session_id), _named(owner), _time(created_at),
                    _text(created_on) or "?", _time(last_resumed_at), _text(last_resumed_on),
                    _text(runtime_version) or "?", _count(turns), _text(summary), _text(created_runtime),
                    _text(created_sdk), _text(sdk_version))
 
 
 def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
+    return value if isinstance(value, str) and len(value) <= MAX_TEXT else None
+
+
+def _named(value: object) -> str:
+    """An id or an owner as a listing shows it: what is no such text says what it is."""
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        return "(too long)"
+    return _text(value) or "(not text)"
 
 
 def _time(value: object) -> float | None:
@@ -160,10 +178,11 @@ class Registry:
         return None if found is None else (found[0], found[1])
 
     def sessions(self, owner: str | None = None) -> list[RegisteredSession]:
-        """Registered sessions, most recently active first."""
+        """Registered sessions, most recently active first: MAX_LISTED of them at most."""
         if owner is None:
-            rows = self.db.rows(f"SELECT {COLUMNS} FROM session_registry")
+            rows = self.db.rows(f"SELECT {COLUMNS} FROM session_registry {_MOST_RECENT_FIRST}")
         else:
-            rows = self.db.rows(f"SELECT {COLUMNS} FROM session_registry WHERE owner = {{p}}", (owner,))
+            rows = self.db.rows(f"SELECT {COLUMNS} FROM session_registry WHERE owner = {{p}} {_MOST_RECENT_FIRST}",
+                                (owner,))
         found = [RegisteredSession.from_row(row) for row in rows]
         return sorted(found, key=lambda s: s.last_active, reverse=True)

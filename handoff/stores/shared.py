@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from handoff.stores.database import Database, PostgresDatabase, connect, sqlite_url
-from handoff.stores.registry import RegisteredSession, Registry
+from handoff.stores.registry import MAX_LISTED, RegisteredSession, Registry
 from handoff.words import StoreKind
 
 SCHEMA_PREFIX = "handoff_"
@@ -69,7 +69,7 @@ class RunDatabases:
 def kept_registries(database: Database, owner: str | None = None) -> list[tuple[str, list[RegisteredSession]]]:
     """The registered sessions a store holds, by where they are kept: the registry on the
     URL's own search path (``""``), then on a PostgreSQL server each schema runs kept
-    there (``handoff_<run>_<scenario>``), oldest name first."""
+    there (``handoff_<run>_<scenario>``), oldest name first; MAX_LISTED in all, at most."""
     found = []
     own = Registry.existing(database)
     if own is not None:
@@ -79,6 +79,13 @@ def kept_registries(database: Database, owner: str | None = None) -> list[tuple[
             "SELECT table_schema FROM information_schema.tables WHERE table_name = 'session_registry' "
             "AND starts_with(table_schema, {p}) ORDER BY table_schema", (SCHEMA_PREFIX,))]
         for schema in schemas:
+            if sum(len(sessions) for _, sessions in found) >= MAX_LISTED:
+                break
             database.execute(f'SET search_path TO "{schema.replace(chr(34), chr(34) * 2)}"')
             found.append((schema, Registry(database, create=False).sessions(owner)))
-    return [(where, sessions) for where, sessions in found if sessions]
+    listed, left = [], MAX_LISTED
+    for where, sessions in found:
+        if sessions and left > 0:
+            listed.append((where, sessions[:left]))
+            left -= len(listed[-1][1])
+    return listed

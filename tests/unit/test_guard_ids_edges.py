@@ -32,3 +32,14 @@ def test_a_redacted_id_shows_no_character_of_any_finding():
     assert redacted("abBEGIN RSA PRIVATE KEY abBEGIN RSA PRIVATE KEY") == "ab…(redacted: Private Key)"
     assert redacted("deadbeefdeadbeefdeadbeefdeadbeef.AKIAIOSFODNN7EXAMPLE") == "…(redacted: AWS Access Key)"
     assert redacted("ab.Zx9Qw8Er7Ty6Ui5Op4As3Df2.Zx9Qw8Er7Ty6Ui5Op4As3Df2") == "ab.…(redacted: high-entropy string)"
+
+
+def test_text_longer_than_any_id_is_hidden_unread():
+    """A 100,000-character id in a registry took the rules minutes to look through."""
+    from handoff.guard.ids import MAX_LOOKED_THROUGH, redacted, secret_in
+
+    plain = "case-" * (MAX_LOOKED_THROUGH // 5)
+    assert secret_in(plain) is None and redacted(plain) == plain  # the longest looked through
+    longer = "case-" * 20_000
+    assert secret_in(longer).startswith("too long to look through")
+    assert redacted(longer) == "…(redacted: too long to look through)"

@@ -54,6 +54,23 @@ def deeply_nested(data):
     return json.dumps(data).replace("{", '{"x": ' + "[" * 100_000 + "]" * 100_000 + ", ", 1)
 
 
+def step_twice(data):
+    steps = data["scenarios"][0]["steps"]
+    steps.append(steps[0])
+    return data
+
+
+def many_values(data):
+    """Tiny values beyond the record's bound (MAX_VALUES), in 8 MB: a record of 500,000
+    empty steps in 36 MB took `handoff runs` to 740 MB."""
+    return json.dumps(data)[:-1] + ', "padding": [' + "0," * 4_000_000 + "0]}"
+
+
+def long_fact(data):
+    data["options"]["fact"] = "v" * 200_000  # every diagram lays the fact out, a character at a time
+    return data
+
+
 def step_version(field, value):
     def edit(data):
         data["scenarios"][0]["scenario"]["steps"][0][field] = value
@@ -76,6 +93,9 @@ CASES = {
     "an SDK that is no version": (step_version("sdk", "node@bogus"), "names SDK 'node@bogus', not a version"),
     "a runtime of 5,000 digits": (step_version("runtime", "1.0." + "9" * 5000), "not a version such as 1.0.92"),
     "a scenario without steps": (no_steps, "has no steps"),
+    "a step recorded twice": (step_twice, "records a step more than once"),
+    "a fact longer than a run's": (long_fact, "its fact is 200,000 characters long"),
+    "more values than a run holds": (many_values, "commas, brackets and lines, more than a run's record"),
 }
 
 

@@ -4,8 +4,10 @@ each give a listing or a clear error (exit 0 or 2), never a failure of the tool.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
+import pytest
 from typer.testing import CliRunner
 
 from handoff.cli import app
@@ -58,14 +60,17 @@ def test_a_registry_of_another_shape_or_a_damaged_file_is_a_clear_error(tmp_path
     assert code == 2 and ("cannot read the session registry" in output or "cannot open" in output), output
 
 
-def test_a_log_of_more_lines_than_a_session_writes_is_refused_unread(tmp_path, monkeypatch):
+@pytest.mark.parametrize("lines", [b"{}\n" * 1_001, b'{"a": [' + b"0," * 1_000 + b'0]}\n'],
+                         ids=["many tiny lines", "one line of many values"])
+def test_a_log_of_more_values_than_a_session_writes_is_refused_unread(tmp_path, monkeypatch, lines):
     from handoff import eventlog
 
-    monkeypatch.setattr(eventlog, "MAX_LOG_LINES", 1_000)  # the bound, not its size, is what is tested
-    folder = write_session(tmp_path, "tiny-lines", event("session.start", "2026-01-01T00:00:00Z"))
-    (folder / "events.jsonl").write_bytes(b"{}\n" * 1_001)
+    monkeypatch.setattr(eventlog, "MAX_LOG_VALUES", 1_000)  # the bound, not its size, is what is tested
+    folder = write_session(tmp_path, "tiny-values", event("session.start", "2026-01-01T00:00:00Z"))
+    (folder / "events.jsonl").write_bytes(lines)
     code, output, _ = listed(tmp_path)
-    assert code == 0 and "tiny-lines" in output and "cannot read events.jsonl: it holds 1,0" in " ".join(output.split())
+    assert code == 0 and "tiny-values" in output
+    assert re.search(r"cannot read events.jsonl: it has [12],0\d\d", " ".join(output.split())), output
 
 
 def test_a_log_stamped_at_the_latest_time_is_listed_in_every_time_zone(tmp_path, monkeypatch):
@@ -82,3 +87,26 @@ def test_a_log_stamped_at_the_latest_time_is_listed_in_every_time_zone(tmp_path,
             monkeypatch.delenv("TZ")
             time.tzset()
         assert code == 0 and "late" in output, (zone, output)
+
+
+def test_a_registry_of_more_rows_than_listed_shows_the_most_recent(tmp_path, monkeypatch):
+    from handoff.stores import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "MAX_LISTED", 5)  # the bound, not its size, is what is tested
+    monkeypatch.setattr(registry_module, "_MOST_RECENT_FIRST", registry_module._MOST_RECENT_FIRST.replace("10000", "5"))
+    monkeypatch.setattr("handoff.stores.shared.MAX_LISTED", 5)
+    monkeypatch.setattr("handoff.app.sessions.MAX_LISTED", 5)
+    with registry(tmp_path / "store.db") as raw:
+        raw.executemany("INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version) "
+                        "VALUES (?, 'alice', ?, 'h', '1.0.102')", [(f"s-{n:02}", 1e9 + n) for n in range(20)])
+    code, output, _ = listed(tmp_path / "store.db")
+    assert code == 0 and "the registry may hold more" in " ".join(output.split())
+    # s-1, made as the test began, is the most recent; then those of the latest times
+    assert sorted(set(re.findall(r"\bs-\d+\b", output))) == ["s-1", "s-16", "s-17", "s-18", "s-19"]
+
+
+def test_an_id_longer_than_any_is_shown_as_such_not_read_whole(tmp_path):
+    with registry(tmp_path / "store.db") as raw:
+        raw.execute("UPDATE session_registry SET session_id = ?, summary = ?", ("x" * 100_000, "y" * 100_000))
+    code, output, _ = listed(tmp_path / "store.db")
+    assert code == 0 and "(too long)" in output and "xxxxxxxxxx" not in output and "yyyyyyyyyy" not in output
