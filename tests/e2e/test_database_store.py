@@ -201,3 +201,45 @@ def test_the_throwaway_server_starts_however_deep_its_directory_is(monkeypatch):
     finally:
         server.stop()
         shutil.rmtree(deep, ignore_errors=True)
+
+
+def test_a_registry_on_postgresql_with_values_no_run_writes_is_listed(monkeypatch):
+    """A PostgreSQL registry is input too: times of NaN and infinity (DOUBLE PRECISION
+    holds them), an id and a summary longer than any, negative turns, and more rows than
+    a listing shows, spread over the schemas runs keep. `sessions list` shows what it
+    can and says what it left out; never a failure of the tool."""
+    import subprocess
+    import sys
+
+    from handoff.stores.database import connect
+    from handoff.stores.postgres_server import ThrowawayPostgres
+    from handoff.stores.registry import Registry
+
+    server = ThrowawayPostgres(["127.0.0.1"])
+    server.start()
+    url = f"postgresql://postgres@127.0.0.1:{server.port}/postgres?password={server.password}"
+    try:
+        database = connect(url)
+        Registry(database)
+        rows = [("nan-time", "alice", "NaN"), ("infinite-time", "alice", "Infinity"), ("x" * 100_000, "bob", "1e9")]
+        for session_id, owner, created in rows:
+            database.execute("INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version, "
+                             "turns, summary) VALUES ({p}, {p}, CAST({p} AS DOUBLE PRECISION), 'h', '1.0.102', -5, {p})",
+                             (session_id, owner, created, "y" * 100_000))
+        for schema in ("handoff_aaaaaa_one", "handoff_aaaaaa_two"):
+            database.execute(f'CREATE SCHEMA "{schema}"')
+            database.execute(f'SET search_path TO "{schema}"')
+            Registry(database)
+            database.execute("INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version) "
+                             "SELECT 's-' || n, 'carol', n, 'h', '1.0.102' FROM generate_series(1, 6000) AS n")
+        database.close()
+        listed = subprocess.run([sys.executable, "-m", "handoff", "sessions", "list", "--store", url], capture_output=True,
+                                text=True, timeout=300, env={**os.environ, "COLUMNS": "1000"})
+        assert listed.returncode == 0, listed.stderr
+        said = listed.stdout
+        assert "nan-time" in said and "infinite-time" in said and "(too long)" in said
+        assert "xxxxxxxxxx" not in said and "yyyyyyyyyy" not in said and "Traceback" not in listed.stderr
+        assert len([line for line in said.splitlines() if " s-" in line]) == 10_000 - 3
+        assert "Listed: the 10,000 most recently active sessions; the registry may hold more." in said
+    finally:
+        server.stop()
