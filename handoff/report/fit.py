@@ -4,6 +4,7 @@ the edge. The width is COLUMNS when set, else the terminal's, else 100 (a pipe).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import shutil
 import textwrap
@@ -25,25 +26,50 @@ def _longest_line(value: Any) -> int:
     return max((len(line) for line in str(value).splitlines()), default=0)
 
 
+def _longest_word(value: Any) -> int:
+    return max((len(word) for word in str(value).split()), default=0)
+
+
+CUT_WORD = 2  # a cell with a word cut (a name, an id's part) costs this more than one wrapped at a space
+
+
 def column_widths(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int,
                   wraps: Sequence[int] | None = None, padding: int = 0) -> list[int | None]:
     """How wide each column may be (None: as wide as it is) for the table to fit ``width``:
     of the columns that may wrap (``wraps``; all by default: never an id someone copies),
-    the widest gives up a character at a time, down to NARROWEST or its header (which
-    tabulate pads by ``padding``)."""
+    each as narrow as NARROWEST or its header (which tabulate pads by ``padding``), the
+    widths that wrap the fewest cells, a cell whose word is cut counting CUT_WORD more:
+    so a name is cut only when wrapping other columns at their spaces would cost more."""
     count = len(headers)
     flexible = set(range(count) if wraps is None else wraps)
-    natural = [max([_longest_line(headers[i]) + padding] + [_longest_line(row[i]) for row in rows if i < len(row)])
-               for i in range(count)]
-    floor = [max(NARROWEST, _longest_line(headers[i]) + padding) if i in flexible else natural[i]
+    # each column's cells by their longest line, and by their longest word (ascending)
+    lengths = [sorted(_longest_line(row[i]) for row in rows if i < len(row)) for i in range(count)]
+    words = [sorted(_longest_word(row[i]) for row in rows if i < len(row)) for i in range(count)]
+    natural = [max([_longest_line(headers[i]) + padding] + lengths[i][-1:]) for i in range(count)]
+    floor = [min(max(NARROWEST, _longest_line(headers[i]) + padding), natural[i]) if i in flexible else natural[i]
              for i in range(count)]
-    widths = list(natural)
-    while sum(widths) + GAP * (count - 1) > width:
-        shrinkable = [i for i in range(count) if widths[i] > floor[i]]
-        if not shrinkable:
-            break  # as narrow as it can be read: the caller shows it another way
-        widest = max(shrinkable, key=lambda i: widths[i])
-        widths[widest] -= 1
+    room = width - GAP * (count - 1)
+    if sum(natural) <= room:
+        return [None] * count
+    if sum(floor) > room:  # as narrow as it can be read: the caller shows it another way
+        return [None if floor[i] >= natural[i] else floor[i] for i in range(count)]
+
+    def cost(i: int, wide: int) -> int:  # the cells of column i that wrap at this width; a cut word more
+        longer = len(lengths[i]) - bisect.bisect_right(lengths[i], wide)
+        return longer + CUT_WORD * (len(words[i]) - bisect.bisect_right(words[i], wide))
+
+    # The least cost of columns 0..i at each total width so far, and their widths (a
+    # knapsack over the columns: a few columns, a terminal's width in all).
+    best: dict[int, tuple[int, tuple[int, ...]]] = {0: (0, ())}
+    for i in range(count):
+        costs = {wide: cost(i, wide) for wide in range(floor[i], natural[i] + 1)}
+        grown: dict[int, tuple[int, tuple[int, ...]]] = {}
+        for total, (lines, chosen) in best.items():
+            for wide, more in costs.items():
+                if total + wide <= room and (total + wide not in grown or lines + more < grown[total + wide][0]):
+                    grown[total + wide] = (lines + more, (*chosen, wide))
+        best = grown
+    _, widths = min(best.values(), key=lambda found: (found[0], -sum(found[1])))
     return [None if widths[i] >= natural[i] else widths[i] for i in range(count)]
 
 

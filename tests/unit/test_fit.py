@@ -34,6 +34,20 @@ def test_a_narrower_terminal_wraps_the_columns_that_may_wrap_and_never_an_id(wid
     assert " ".join(shown.split()).count("several words") == 1  # wrapped at spaces, nothing lost
 
 
+def test_a_name_is_cut_only_when_wrapping_the_other_columns_at_spaces_costs_more_lines():
+    """As the run's table: scenario names, and where each turn ran (a step and a number).
+    The widest column is the names', yet the room is made by wrapping a few cells of the
+    others at their spaces; only when no such room is left is a name cut."""
+    rows = [["container-restart-anonymous-volume", "A 1@ctr-a-1", "B 1@ctr-a-1"],
+            ["resupply-on-resume", "provider-omitted 32261", "—"],
+            ["", "A 2960", "all-passed 32306"]]
+    shown = fit.table(rows, ["scenario", "told in", "asked in"], width=66, wraps=(0, 1, 2))
+    assert widest(shown) <= 66 and "container-restart-anonymous-volume" in shown
+    assert "provider-omitted\n" in shown or "all-passed\n" in shown  # the room, made at a space
+    narrow = fit.table(rows, ["scenario", "told in", "asked in"], width=50, wraps=(0, 1, 2))
+    assert widest(narrow) <= 50 and "container-restart-anonymous-volume" not in narrow
+
+
 def test_a_table_too_wide_for_any_wrapping_is_a_block_a_row():
     shown = fit.table(ROWS, HEADERS, width=32, wraps=(1,))
     assert widest(shown) <= 32
