@@ -150,17 +150,18 @@ soak: setup
 
 # Mutation testing of the verdict core (not part of `make test`): about 6 minutes on 2 cores;
 # writes MUTATION.md and fails on a survivor nobody has explained. mutmut's mutants of the
-# files and functions [tool.mutmut] in pyproject.toml names, then those mutmut does not make
-# (a member removed from a tuple or set of constants: tools/mutate_members.py).
+# files and functions [tool.mutmut] in pyproject.toml names, then the hand-made kinds mutmut
+# does not make (a member or a conjunct dropped, checks reordered, a pair swapped, a
+# comparison case-folded: tools/handmade_mutants.py).
 mutate: setup
 	$(BIN)/pip install --quiet -e '.[mutate]'
 	rm -rf mutants
 	@mkdir -p .state
 	set -f; export COPILOT_CLI_PATH=$$($(BIN)/python -c 'from handoff.runtime_locator import locate_runtime; print(locate_runtime())'); \
-	$(BIN)/mutmut run $$($(BIN)/python tools/mutate_members.py --mutmut-names) > .state/mutmut.log 2>&1 || \
+	$(BIN)/mutmut run $$($(BIN)/python tools/handmade_mutants.py --mutmut-names) > .state/mutmut.log 2>&1 || \
 		{ tail -40 .state/mutmut.log; exit 1; }; \
-	$(BIN)/python tools/mutate_members.py > .state/mutate-members.log 2>&1 || \
-		{ tail -40 .state/mutate-members.log; exit 1; }
+	$(BIN)/python tools/handmade_mutants.py > .state/mutate-handmade.log 2>&1 || \
+		{ tail -40 .state/mutate-handmade.log; exit 1; }
 	$(BIN)/python tools/mutation_report.py
 
 # (The worker image stays in the engine; `podman rmi` it by the tag `handoff image tag` prints.)

@@ -1,6 +1,6 @@
 """Write MUTATION.md from the results of `make mutate`: mutmut's, for the files and
-functions [tool.mutmut] names, and those of the members removed from tuples and sets
-(tools/mutate_members.py, .state/mutation-members.json). The score per module of the verdict
+functions [tool.mutmut] names, and the hand-made kinds mutmut does not make
+(tools/handmade_mutants.py, .state/mutation-handmade.json). The score per module of the verdict
 core and every surviving mutant, with the reason it is equivalent
 (tests/mutation_equivalents.toml).
 
@@ -26,26 +26,26 @@ MUTMUT = str(Path(sys.executable).with_name("mutmut"))
 GOAL = 0.95
 
 sys.path.insert(0, str(ROOT / "tools"))
-import mutate_members  # noqa: E402  (tools/ is not a package)
+import handmade_mutants  # noqa: E402  (tools/ is not a package)
 
 
 def statuses() -> dict[str, str]:
     """mutmut's mutants that `make mutate` runs (not those of a narrowed file's other functions)."""
     done = subprocess.run([MUTMUT, "results", "--all", "true"], capture_output=True, text=True, cwd=ROOT, check=True)
-    patterns = mutate_members.mutmut_names()
+    patterns = handmade_mutants.mutmut_names()
     found = {}
     for line in done.stdout.splitlines():
         name, _, status = line.strip().rpartition(": ")
-        if name and mutate_members.selected(name, patterns):
+        if name and handmade_mutants.selected(name, patterns):
             found[name] = status
     return found
 
 
-def members() -> dict[str, dict]:
-    """The member-removal mutants, by name: module, diff, status."""
-    if not mutate_members.RESULTS.exists():
-        raise SystemExit(f"{mutate_members.RESULTS.relative_to(ROOT)} is missing: run tools/mutate_members.py")
-    return json.loads(mutate_members.RESULTS.read_text(encoding="utf-8"))["mutants"]
+def handmade() -> dict[str, dict]:
+    """The hand-made mutants, by name: module, kind, diff, status."""
+    if not handmade_mutants.RESULTS.exists():
+        raise SystemExit(f"{handmade_mutants.RESULTS.relative_to(ROOT)} is missing: run tools/handmade_mutants.py")
+    return json.loads(handmade_mutants.RESULTS.read_text(encoding="utf-8"))["mutants"]
 
 
 def diff(name: str) -> str:
@@ -60,7 +60,7 @@ def module(name: str) -> str:
 
 def main() -> int:
     results = statuses()
-    removed = members()
+    removed = handmade()
     results |= {name: found["status"] for name, found in removed.items()}
     reasons = {entry["mutant"]: entry["reason"]
                for entry in tomllib.loads((ROOT / "tests" / "mutation_equivalents.toml").read_text())["equivalent"]}
@@ -72,7 +72,10 @@ def main() -> int:
     unexplained = [name for name in survivors if name not in reasons]
     killed = sum(counts["killed"] for counts in by_module.values())
     score = killed / len(results) if results else 0.0
-    removed_killed = sum(1 for found in removed.values() if found["status"] == "killed")
+    kinds: dict[str, Counter] = defaultdict(Counter)
+    for found in removed.values():
+        kinds[found["kind"]][found["status"]] += 1
+    by_kind = "; ".join(f"{kind} {counts['killed']} of {sum(counts.values())}" for kind, counts in sorted(kinds.items()))
     stale = sorted(name for name in reasons if results.get(name) != "survived")
 
     lines = ["# Mutation testing of the verdict core", "",
@@ -82,8 +85,8 @@ def main() -> int:
              "bug pass. Every survivor is listed with the reason it cannot be told apart from the real code.", "",
              f"Run {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}: **{killed} of {len(results)} mutants "
              f"killed ({score:.1%})**; goal {GOAL:.0%}.", "",
-             f"{len(removed)} of them are mutants mutmut does not make, one member removed from a tuple or set of "
-             f"constants (`tools/mutate_members.py`, named `module.where[-member]`): {removed_killed} killed. "
+             f"{len(removed)} of them are of the kinds people make by hand and mutmut does not (`tools/handmade_mutants.py`, "
+             f"named `module.where[kind: what]`); killed, by kind: {by_kind}. "
              "Which code is mutated: `only_mutate` in `[tool.mutmut]`, and of `handoff_only_functions`' files only "
              "the functions listed there.", "",
              "| module | mutants | killed | survived | other | killed share |", "|---|---|---|---|---|---|"]

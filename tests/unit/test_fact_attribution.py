@@ -53,6 +53,18 @@ def test_the_witness_tells_the_users_own_words_from_text_put_around_them(message
     assert fact_places(messages, STATED) == places
 
 
+@pytest.mark.parametrize("messages", [
+    [user(FACT.remember_prompt)], [user(MEMORY_BLOCK)], [{"role": "system", "content": f"Memories: {STATED}."}],
+    [user(f"<user_message>{FACT.remember_prompt}</user_message>\n<summary>The user said: {STATED}.</summary>")],
+    [{"role": "tool", "content": f"Found: {STATED}."}], [{"role": "assistant", "content": f"Noted: {STATED}."}],
+])
+def test_the_fact_in_another_case_is_found_nowhere(messages):
+    """Each place is looked in for the fact as it was told, in its case: 'AT RISK' is
+    another value (the witness recalls values as written: test_witness_answer.py)."""
+    other_case = [{**message, "content": message["content"].replace(STATED, STATED.swapcase())} for message in messages]
+    assert fact_places(messages, STATED) != () and fact_places(other_case, STATED) == ()
+
+
 def test_a_memory_block_in_a_user_message_is_recorded_as_injected_and_the_witness_does_not_answer_from_it():
     headers = request_tags("memory", "B", "local", FACT)
     seen, reply = witness({"messages": [user(MEMORY_BLOCK)]}, headers)

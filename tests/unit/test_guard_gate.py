@@ -195,3 +195,33 @@ def test_on_a_clock_that_stands_still_a_lease_outlives_any_wall_time(registry, m
     later = Gate(registry, Minter(KEY, "alice"), "later", False, clock=lambda: 100.2)
     later.admit_resume(session_id, LOG)
     assert registry.lease_holder(session_id)[0] == "later"
+
+
+def test_an_id_she_owns_but_that_was_not_minted_for_her_is_refused_on_every_path(registry):
+    """Both rules hold on each path, each on its own: the registry's owner alone admits nothing."""
+    registry.created("handoff-0123456789abcdef", "alice", "h", "1.0.102")  # owned, but never minted
+    alice = gate(registry)
+    assert refusal(lambda: alice.admit("handoff-0123456789abcdef")) == DENIED
+    assert refusal(lambda: alice.admit_resume("handoff-0123456789abcdef", LOG)) == DENIED
+    assert refusal(lambda: gate(registry, reuse=True).admit_create("handoff-0123456789abcdef")) != EXISTS
+    assert alice.visible(["handoff-0123456789abcdef"]) == []
+
+
+def test_a_principal_differing_only_in_case_is_another_principal(registry):
+    """Minted for "Alice", registered to "alice": two principals, on every path."""
+    upper = gate(registry, "Alice")
+    session_id = upper.minter.new()
+    registry.created(session_id, "alice", "h", "1.0.102")
+    assert refusal(lambda: upper.admit(session_id)) == DENIED
+    assert refusal(lambda: upper.admit_resume(session_id, LOG)) == DENIED
+    assert refusal(lambda: gate(registry, "Alice", reuse=True).admit_create(session_id)) == DENIED
+    assert upper.visible([session_id]) == []
+
+
+def test_a_close_with_no_lease_held_or_by_a_holder_differing_in_case_writes_no_receipt(registry):
+    session_id = created(registry)  # closed: its lease released
+    stored = registry.receipt_of(session_id)
+    assert "no receipt was written" in refusal(lambda: gate(registry, holder="first").closed(session_id, LOG + b"{}\n"))
+    gate(registry, holder="first").admit_resume(session_id, LOG)
+    assert "no receipt was written" in refusal(lambda: gate(registry, holder="First").closed(session_id, LOG + b"{}\n"))
+    assert registry.receipt_of(session_id) == stored

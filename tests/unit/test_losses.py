@@ -293,3 +293,30 @@ def test_a_step_that_tells_and_later_asks_itself_judges_its_own_ask_not_its_tell
     tell, ask = judge_scenario(record, FACT).turns
     assert (tell.verdict, ask.verdict) == (None, Verdict.LOST)
     assert exit_code(record) == ExitCode.AS_EXPECTED
+
+
+def test_a_step_that_resumed_another_session_and_made_this_one_anew_loses_nothing_silently():
+    """The resume that makes a lost ask a finder must be of the ask's own session: B
+    resumes another session, then creates this one's id anew and asks there."""
+    other = ActionDone(t=0.0, action="resume", session_id="another", ms=1)
+    spec = Step("B", ("resume", "create", "ask", "close"), expect="lost")
+    record = told_then([other, done("create"), turn(1, "ask", FORGOT), log(0)], spec_b=spec)
+    tell, ask = judge_scenario(record, FACT).turns
+    assert (tell.verdict, ask.verdict) == (None, Verdict.LOST)
+
+
+@pytest.mark.parametrize("told_in, resumed, asked_in", [("sid", "SID", "SID"), ("SID", "sid", "SID")])
+def test_an_id_differing_only_in_case_is_another_session_for_both_loss_rules(told_in, resumed, asked_in):
+    """Ids are compared as written: a resume, an ask or a log of "SID" says nothing of
+    the session "sid", for the rule of a lost ask and for the rule of a short log alike."""
+    a = step("A", READY, ActionDone(t=0.0, action="create", session_id=told_in, ms=1),
+             Turn(t=0.0, turn=1, kind="tell", session_id=told_in, prompt="p", answer="OK", ms=1), FINISHED)
+    short_log = EventLog(t=0.0, session_id=asked_in, found=True, events=3, starts=1, resumes=1,
+                         closed_before_resume=True, resume_event_count=3, messages_before_resume=0)
+    b = step("B", READY, ActionDone(t=0.0, action="resume", session_id=resumed, ms=1),
+             Turn(t=0.0, turn=1, kind="ask", session_id=asked_in, prompt="p", answer=FORGOT, ms=1), short_log,
+             FINISHED)
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (TOLD, RESUMED)), [a, b],
+                            [seen("A", 1, True), seen("B", 1, False)])
+    tell, ask = judge_scenario(record, FACT).turns
+    assert (tell.verdict, ask.verdict) == (None, Verdict.LOST)

@@ -225,3 +225,23 @@ def test_the_kept_conversation_is_bounded_however_long_the_session():
     assert evidence.messages_received == 53 and len(evidence.conversation) == KEPT_MESSAGES
     assert max(len(text) for _, text in evidence.conversation) == KEPT_CHARACTERS
     assert evidence.conversation[-1] == ("user", FACT.question_prompt)  # the latest messages are the ones kept
+
+
+@pytest.mark.parametrize("role", ["User", "USER", "Tool", "Assistant"])
+def test_roles_are_the_wire_s_own_words_matched_as_written(role):
+    """The wire's roles are lower case: a message of another role is none of the roles, in
+    what the witness answers, counts and finds the fact in."""
+    from handoff.witness.answer import conversation, fact_places
+
+    told = {"role": role, "content": FACT.remember_prompt}
+    assert reply_to([told, user(FACT.question_prompt)]).kind == "not-known"
+    assert reply_to([told]).kind == "off-script"
+    assert conversation([told]) == [] and fact_places([told], FACT.stated_text) == ()
+
+
+def test_a_compaction_request_gets_a_summary_even_when_the_last_message_is_a_tool_s_result():
+    from handoff.words import Summary
+
+    history = [user(FACT.remember_prompt), assistant("OK"), {"role": "tool", "content": f"Found: {FACT.stated_text}"}]
+    assert reply_to(history, Summary.KEEP).kind == "summary"
+    assert reply_to(history).kind != "summary"

@@ -1,29 +1,42 @@
-"""Mutants mutmut does not make: one member removed from a tuple or set of constants.
+"""Mutants mutmut does not make, of the kinds a person makes by hand.
 
-mutmut replaces operators, values and arguments, but never drops an element of a tuple or
-a set, and never touches a module-level constant; yet ``DELIVERED = (FactSeen.YES,
-FactSeen.NOT_RECORDED)`` or ``turn.verdict in (Verdict.UNKNOWN, Verdict.FAILED_LOUDLY)``
-decide verdicts by what they hold. For every such literal in the code `make mutate`
-mutates (``[tool.mutmut]`` in pyproject.toml: ``only_mutate``, narrowed for some files to
-the functions ``handoff_only_functions`` lists) this makes one mutant per member, runs
-the unit tests that reach it with ``-x`` and records whether one failed (killed) or none
-did (survived), in .state/mutation-members.json for tools/mutation_report.py.
+mutmut replaces operators, values and arguments one at a time; the bugs people write are
+often of other shapes, and each kind here was first found by hand surviving the tests
+(MUTATION.md's history, issue 44):
 
-A literal counts when every member is a constant: a literal value, a name bound at
-module level (an import, an enum, a function) or an attribute of one, or a tuple of
-those. Not counted: the value of a ``return``/``yield`` (a record of several results, not
-a collection), the right side of an unpacking assignment, a subscript (type hints).
+- **member**: one member removed from a tuple or set of constants. ``DELIVERED =
+  (FactSeen.YES, FactSeen.NOT_RECORDED)`` or ``turn.verdict in (Verdict.UNKNOWN,
+  Verdict.FAILED_LOUDLY)`` decide verdicts by what they hold.
+- **conjunct**: one operand of an ``and``/``or`` dropped (``told.step is not
+  finder.step`` gone from a rule of several conditions).
+- **reorder**: two neighbouring checks that each end the function (``if ...: return`` or
+  ``raise``) swapped, so the other one decides when both hold.
+- **swap**: a call's two arguments, or a pair's two members, in the other order.
+- **casefold**: an equality or ``in`` test made blind to case (a topic matched
+  case-insensitively).
+
+Each kind is made for every place in the code `make mutate` mutates (``[tool.mutmut]``
+in pyproject.toml: ``only_mutate``, narrowed for some files to the functions
+``handoff_only_functions`` lists); each mutant runs the unit tests that reach it with
+``-x`` and is recorded as killed (one failed) or survived (none did), in
+.state/mutation-handmade.json for tools/mutation_report.py. Names:
+``module.where[kind: what]``.
+
+A member literal counts when every member is a constant: a literal value, a name bound
+at module level (an import, an enum, a function) or an attribute of one, or a tuple of
+those. Not counted: the value of a ``return``/``yield`` (a record of several results,
+not a collection), the right side of an unpacking assignment, a subscript (type hints).
 
 The tests that reach a mutant come from one traced run of the unit tests (coverage.py,
-one context per test): those that ran the literal's line, or, for a module-level
+one context per test): those that ran the mutated lines, or, for a module-level
 constant, a line anywhere in handoff/ that names it. Each mutant runs in a process forked
 from this one, which imports the mutated module from the mutated text (the files are not
 changed), under a CPU-time limit.
 
-    python tools/mutate_members.py                 # every mutant; writes the JSON
-    python tools/mutate_members.py --list          # the mutants, not run
-    python tools/mutate_members.py --only 'handoff.checker.losses.*' --verbose
-    python tools/mutate_members.py --mutmut-names  # the names `mutmut run` is given
+    python tools/handmade_mutants.py                 # every mutant; writes the JSON
+    python tools/handmade_mutants.py --list          # the mutants, not run
+    python tools/handmade_mutants.py --only '*[conjunct:*' --verbose
+    python tools/handmade_mutants.py --mutmut-names  # the names `mutmut run` is given
 """
 
 from __future__ import annotations
@@ -32,6 +45,7 @@ import argparse
 import ast
 import difflib
 import fnmatch
+import functools
 import importlib
 import importlib.abc
 import importlib.util
@@ -49,8 +63,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "handoff"
 STATE = ROOT / ".state"
-RESULTS = STATE / "mutation-members.json"
-TRACE = STATE / "mutation-members-trace"
+RESULTS = STATE / "mutation-handmade.json"
+TRACE = STATE / "mutation-handmade-trace"
 TESTS = "tests/unit"
 # A mutant's tests get this many times the CPU their traced run took, plus a margin.
 CPU_MULTIPLIER, CPU_CONSTANT = 15, 10
@@ -113,11 +127,11 @@ def selected(name: str, patterns: list[str] | None = None) -> bool:
 
 @dataclass
 class Mutant:
-    name: str  # handoff.checker.losses.DELIVERED[-FactSeen.NOT_RECORDED]
+    name: str  # handoff.checker.losses.DELIVERED[member: -FactSeen.NOT_RECORDED]
     module: str
     path: str
     line: int
-    removed: str
+    kind: str  # member | conjunct | reorder | swap | casefold
     diff: str
     uses: list[tuple[str, int]] = field(default_factory=list)  # the lines whose tests can kill it
     tests: list[str] = field(default_factory=list)
@@ -268,36 +282,173 @@ def mutants() -> list[Mutant]:
     for path, functions in mutated_files().items():
         source = (ROOT / path).read_text(encoding="utf-8")
         tree = ast.parse(source)
-        finder = _Finder(tree)
-        finder.visit(tree)
-        module = module_of(path)
-        wanted_constants = set()
-        if functions is not None:  # the module's constants that the listed functions read
-            for scope, node in _functions(tree):
-                if scope in functions:
-                    wanted_constants |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        made = [*_members(source, tree, path, functions), *_shapes(source, tree, path, functions)]
         seen: dict[str, int] = {}
-        for node, scope, function in finder.found:
-            top = scope.split(".")[0]
-            if functions is not None and function is None and top not in wanted_constants:
-                continue
-            if functions is not None and function is not None and not any(
-                    scope == f or scope.startswith(f + ".") for f in functions):
-                continue
-            for index, element in enumerate(node.elts):
-                removed = ast.get_source_segment(source, element)
-                name = f"{module}.{scope}[-{removed}]"
-                seen[name] = seen.get(name, 0) + 1
-                if seen[name] > 1:
-                    name += f"#{seen[name]}"
-                mutated = _without(source, node, index)
-                ast.parse(mutated)
-                if function is not None or scope == "<module>":
-                    uses = [(path, line) for line in range(node.lineno, node.end_lineno + 1)]
-                else:
-                    uses = _uses(top)
-                found.append(Mutant(name, module, path, node.lineno, removed, _diff(source, mutated), uses,
-                                    source=mutated))
+        for mutant in made:
+            seen[mutant.name] = seen.get(mutant.name, 0) + 1
+            if seen[mutant.name] > 1:
+                mutant.name += f"#{seen[mutant.name]}"
+            ast.parse(mutant.source)
+        found += made
+    return found
+
+
+def _mutant(path: str, scope: str, kind: str, what: str, source: str, mutated: str, node: ast.AST,
+            uses: list[tuple[str, int]] | None = None) -> Mutant:
+    what = " ".join(what.split())
+    first, last = node.lineno, getattr(node, "end_lineno", node.lineno)
+    return Mutant(f"{module_of(path)}.{scope}[{kind}: {what}]", module_of(path), path, first, kind,
+                  _diff(source, mutated), uses or [(path, line) for line in range(first, last + 1)], source=mutated)
+
+
+def _members(source: str, tree: ast.Module, path: str, functions: list[str] | None) -> list[Mutant]:
+    """One member removed from each tuple or set of constants."""
+    finder = _Finder(tree)
+    finder.visit(tree)
+    wanted_constants = set()
+    if functions is not None:  # the module's constants that the listed functions read
+        for scope, node in _functions(tree):
+            if scope in functions:
+                wanted_constants |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    found = []
+    for node, scope, function in finder.found:
+        top = scope.split(".")[0]
+        if functions is not None and function is None and top not in wanted_constants:
+            continue
+        if functions is not None and function is not None and not _chosen(scope, functions):
+            continue
+        for index, element in enumerate(node.elts):
+            removed = ast.get_source_segment(source, element)
+            uses = None if function is not None or scope == "<module>" else _uses(top)
+            found.append(_mutant(path, scope, "member", f"-{removed}", source, _without(source, node, index), node,
+                                 uses))
+    return found
+
+
+def _chosen(scope: str, functions: list[str] | None) -> bool:
+    return functions is None or any(scope == f or scope.startswith(f + ".") for f in functions)
+
+
+# --- the shapes of hand-made bugs: conjunct, reorder, swap, casefold ------------------------------
+
+FOLD = "_handmade_fold_"
+FOLD_HELPER = f"""
+
+def {FOLD}(value):  # made by tools/handmade_mutants.py: text compared without its case
+    if type(value) is str:
+        return value.casefold()
+    if type(value) in (tuple, list, set, frozenset):
+        return type(value)({FOLD}(item) for item in value)
+    return value
+"""
+COMPARED = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in"}
+# Calls whose two arguments mean the same in either order, or whose swap only fails loudly
+SYMMETRIC = {"max", "min", "isinstance", "issubclass", "getattr", "hasattr", "setdefault", "get"}
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of a function, not those of the functions and classes defined in it
+    (they are mutated as functions of their own)."""
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield node
+        pending.extend(ast.iter_child_nodes(node))
+
+
+def _replaced(source: str, node: ast.AST, text: str) -> str:
+    lines = source.splitlines(keepends=True)
+    start = _offset(lines, node.lineno, node.col_offset)
+    end = _offset(lines, node.end_lineno, node.end_col_offset)
+    return source[:start] + text + source[end:]
+
+
+def _ends(statement: ast.stmt) -> bool:
+    """An ``if`` with no ``else`` whose body ends the function or the loop: a check."""
+    return (isinstance(statement, ast.If) and not statement.orelse
+            and isinstance(statement.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)))
+
+
+def _swapped_lines(source: str, first: ast.stmt, second: ast.stmt) -> str:
+    lines = source.splitlines(keepends=True)
+    a, b = slice(first.lineno - 1, first.end_lineno), slice(second.lineno - 1, second.end_lineno)
+    return "".join(lines[:a.start] + lines[b] + lines[a.stop:b.start] + lines[a] + lines[b.stop:])
+
+
+def _named_constants(node: ast.AST) -> bool:
+    """``Verdict.KEPT`` or a tuple or set of such: an enum's members (a class's, by its
+    capital), which a fold leaves as they are."""
+    if isinstance(node, (ast.Tuple, ast.Set, ast.List)):
+        return bool(node.elts) and all(_named_constants(e) for e in node.elts)
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id[:1].isupper())
+
+
+def _shapes(source: str, tree: ast.Module, path: str, functions: list[str] | None) -> list[Mutant]:
+    found = []
+    finder = _Finder(tree)
+    finder.visit(tree)
+    records = finder.excluded  # returned and unpacked values: records of results, not pairs
+    hints = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.Subscript)  # tuple[str, ...]
+             for inner in ast.walk(node.slice)}
+    # a collection tested with `in`: the order of its members means nothing
+    unordered = {id(node.comparators[0]) for node in ast.walk(tree)
+                 if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn))}
+    for scope, function in _functions(tree):
+        if not _chosen(scope, functions):
+            continue
+        segment = functools.partial(ast.get_source_segment, source)
+        for node in _own_nodes(function):
+            if isinstance(node, ast.BoolOp):
+                word = "and" if isinstance(node.op, ast.And) else "or"
+                for index, value in enumerate(node.values):
+                    if _constant(value, finder.globals, _local_names(function)):
+                        continue  # the default of an `or` (x or ""): a mutant of a value, mutmut's kind
+                    kept = f" {word} ".join(segment(v) for i, v in enumerate(node.values) if i != index)
+                    found.append(_mutant(path, scope, "conjunct", f"-{word} {segment(value)}", source,
+                                         _replaced(source, node, f"({kept})"), node))
+            elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARED:
+                left, right = node.left, node.comparators[0]
+                if any(isinstance(side, ast.Constant) and not isinstance(side.value, str) for side in (left, right)):
+                    continue  # None, a number: no case to lose
+                if any(_named_constants(side) for side in (left, right)):
+                    continue  # Verdict.KEPT, (Verdict.UNKNOWN, ...): members of an enum, never folded
+                text = f"{FOLD}({segment(left)}) {COMPARED[type(node.ops[0])]} {FOLD}({segment(right)})"
+                found.append(_mutant(path, scope, "casefold", segment(node), source,
+                                     _replaced(source, node, text) + FOLD_HELPER, node))
+            elif isinstance(node, ast.Call) and len(node.args) == 2 and not any(
+                    isinstance(a, ast.Starred) for a in node.args):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                first, second = (segment(a) for a in node.args)
+                if name in SYMMETRIC or first == second or all(isinstance(a, ast.Constant) for a in node.args):
+                    continue
+                mutated = _replaced(source, node.args[1], first)
+                mutated = _replaced(mutated, node.args[0], second)  # the later one first: offsets hold
+                found.append(_mutant(path, scope, "swap", f"{segment(node.func)}({first}, {second})", source,
+                                     mutated, node))
+            elif (isinstance(node, ast.Tuple) and len(node.elts) == 2 and isinstance(node.ctx, ast.Load)
+                  and id(node) not in records | hints | unordered
+                  and not all(_constant(e, finder.globals, _local_names(function)) for e in node.elts)):
+                first, second = (segment(e) for e in node.elts)
+                if first == second or isinstance(node.elts[0], ast.Starred) or isinstance(node.elts[1], ast.Starred):
+                    continue
+                mutated = _replaced(source, node.elts[1], first)
+                mutated = _replaced(mutated, node.elts[0], second)
+                found.append(_mutant(path, scope, "swap", f"({first}, {second})", source, mutated, node))
+            for block in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
+                if isinstance(block, list):
+                    for first, second in zip(block, block[1:]):
+                        if _ends(first) and _ends(second):
+                            found.append(_mutant(path, scope, "reorder", f"lines {first.lineno} and {second.lineno}",
+                                                 source, _swapped_lines(source, first, second), first,
+                                                 [(path, line) for line in range(first.lineno, second.end_lineno + 1)]))
+        for first, second in zip(function.body, function.body[1:]):  # the function's own body
+            if _ends(first) and _ends(second):
+                found.append(_mutant(path, scope, "reorder", f"lines {first.lineno} and {second.lineno}", source,
+                                     _swapped_lines(source, first, second), first,
+                                     [(path, line) for line in range(first.lineno, second.end_lineno + 1)]))
     return found
 
 
