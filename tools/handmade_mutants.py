@@ -371,6 +371,17 @@ def _ends(statement: ast.stmt) -> bool:
             and isinstance(statement.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)))
 
 
+def _exclusive(first: ast.If, second: ast.If) -> bool:
+    """Two checks of one value's type (``isinstance(x, str)``, then ``isinstance(x, list)``):
+    at most one holds, so their order means nothing."""
+    def subject(test: ast.expr) -> str | None:
+        if isinstance(test, ast.Call) and getattr(test.func, "id", None) == "isinstance" and len(test.args) == 2:
+            return ast.dump(test.args[0])
+        return None
+    return subject(first.test) is not None and subject(first.test) == subject(second.test) and \
+        ast.dump(first.test.args[1]) != ast.dump(second.test.args[1])
+
+
 def _swapped_lines(source: str, first: ast.stmt, second: ast.stmt) -> str:
     lines = source.splitlines(keepends=True)
     a, b = slice(first.lineno - 1, first.end_lineno), slice(second.lineno - 1, second.end_lineno)
@@ -440,12 +451,12 @@ def _shapes(source: str, tree: ast.Module, path: str, functions: list[str] | Non
             for block in (getattr(node, field, None) for field in ("body", "orelse", "finalbody")):
                 if isinstance(block, list):
                     for first, second in zip(block, block[1:]):
-                        if _ends(first) and _ends(second):
+                        if _ends(first) and _ends(second) and not _exclusive(first, second):
                             found.append(_mutant(path, scope, "reorder", f"lines {first.lineno} and {second.lineno}",
                                                  source, _swapped_lines(source, first, second), first,
                                                  [(path, line) for line in range(first.lineno, second.end_lineno + 1)]))
         for first, second in zip(function.body, function.body[1:]):  # the function's own body
-            if _ends(first) and _ends(second):
+            if _ends(first) and _ends(second) and not _exclusive(first, second):
                 found.append(_mutant(path, scope, "reorder", f"lines {first.lineno} and {second.lineno}", source,
                                      _swapped_lines(source, first, second), first,
                                      [(path, line) for line in range(first.lineno, second.end_lineno + 1)]))

@@ -65,6 +65,17 @@ def test_the_fact_in_another_case_is_found_nowhere(messages):
     assert fact_places(messages, STATED) != () and fact_places(other_case, STATED) == ()
 
 
+@pytest.mark.parametrize("told, other_case, places", [
+    # the fact as told in one place of a user message, in another case in another place
+    (f"<summary>The user said: {STATED}.</summary>", FACT.remember_prompt, ("summary",)),
+    (FACT.remember_prompt, f"<summary>The user said: {STATED}.</summary>", ("user",)),
+    (FACT.remember_prompt, MEMORY_BLOCK, ("user",)),
+])
+def test_each_place_in_a_user_message_looks_for_the_fact_in_its_own_case(told, other_case, places):
+    other = other_case.replace(STATED, STATED.swapcase())
+    assert fact_places([user(f"{told}\n\n{other}")], STATED) == places
+
+
 def test_a_memory_block_in_a_user_message_is_recorded_as_injected_and_the_witness_does_not_answer_from_it():
     headers = request_tags("memory", "B", "local", FACT)
     seen, reply = witness({"messages": [user(MEMORY_BLOCK)]}, headers)

@@ -320,3 +320,56 @@ def test_an_id_differing_only_in_case_is_another_session_for_both_loss_rules(tol
                             [seen("A", 1, True), seen("B", 1, False)])
     tell, ask = judge_scenario(record, FACT).turns
     assert (tell.verdict, ask.verdict) == (None, Verdict.LOST)
+
+
+def test_an_action_named_in_another_case_is_no_resume_for_any_rule():
+    """Actions are the protocol's words as written: "RESUME" is none a worker reports, so
+    it neither makes a lost ask a finder, nor a short log a resumed one, nor a recovery."""
+    record = told_then([done("RESUME"), turn(1, "ask", FORGOT), log(0)])
+    assert judge_scenario(record, FACT).turns[0].verdict is None
+    outage = FaultRecord("store-outage", "before-step", injected_at=90.0, healed_at=100.0)
+    b1 = step("B1", READY, ActionFailed(t=95.0, action="resume", message="connection refused"), FINISHED,
+              faults=[outage])
+    b2 = step("B2", READY, done("Resume", t=103.5), turn(1, "ask", RECALLED), FINISHED)
+    specs = (Step("B1", ("resume", "ask"), expect="failed-loudly"), Step("B2", ("resume", "ask"), expect="kept"))
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs), [b1, b2], [seen("B2", 1, True)])
+    assert judge_scenario(record, FACT).recoveries == (Recovery("store-outage", "B1", None),)
+
+
+def test_an_ask_the_app_was_told_failed_after_a_resume_finds_no_silent_loss():
+    """The app that heard its ask fail ("not found") was told: the tell it lost is no
+    silent loss, whatever verdict that ask takes."""
+    failed = ActionFailed(t=0.0, action="ask", message="Session not found: sid", turn=1)
+    record = told_then([done("resume"), failed])
+    tell, ask = judge_scenario(record, FACT).turns
+    assert (tell.verdict, ask.verdict, ask.evidence) == (None, Verdict.LOST, Basis.RUNTIME_ERROR)
+
+
+def test_turns_that_name_no_session_find_no_silent_loss():
+    """A worker that reports no session id for its resume, its ask and the tell before
+    says nothing of one session: the ask lost there finds no tell lost with it."""
+    a = step("A", READY, ActionDone(t=0.0, action="create", session_id=None, ms=1),
+             Turn(t=0.0, turn=1, kind="tell", session_id=None, prompt="p", answer="OK", ms=1), FINISHED)
+    b = step("B", READY, ActionDone(t=0.0, action="resume", session_id=None, ms=1),
+             Turn(t=0.0, turn=1, kind="ask", session_id=None, prompt="p", answer=FORGOT, ms=1), FINISHED)
+    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", (TOLD, RESUMED)), [a, b],
+                            [seen("A", 1, True), seen("B", 1, False)])
+    tell, ask = judge_scenario(record, FACT).turns
+    assert (tell.verdict, ask.verdict) == (None, Verdict.LOST)
+
+
+def test_a_stored_tell_expectation_in_another_case_is_not_met():
+    """A run's stored scenario is read as written: "LOST-SILENTLY" declares no verdict the
+    checker gives, so the silent loss it finds does not meet it."""
+    from handoff.checker.losses import with_tell_expectation
+
+    lost = TurnJudgement("s", "tell", 1, None, verdict=Verdict.LOST_SILENTLY)
+    assert with_tell_expectation(lost, "lost-silently").expectations[0].met is True
+    assert with_tell_expectation(lost, "LOST-SILENTLY").expectations[0].met is False
+
+
+def test_the_reason_of_a_silent_loss_names_no_count_the_log_did_not_give():
+    uncounted = EventLog(t=0.0, session_id="sid", found=True, events=3, starts=1, resumes=1,
+                         closed_before_resume=True, resume_event_count=3, messages_before_resume=None)
+    tell, _ = judge_scenario(told_then([done("resume"), turn(1, "ask", FORGOT), uncounted]), FACT).turns
+    assert tell.verdict == Verdict.LOST_SILENTLY and "user message(s)" not in tell.reason

@@ -113,6 +113,7 @@ def test_no_user_message_is_off_script(messages):
      "a\n\nb"),
     (None, ""),
     (42, ""),
+    ([{"type": "Text", "text": "a"}, {"type": "text", "text": "b"}], "b"),  # the wire's type, as written
 ])
 def test_message_text_takes_the_text_parts_only(content, text):
     assert message_text({"role": "user", "content": content}) == text
@@ -245,3 +246,11 @@ def test_a_compaction_request_gets_a_summary_even_when_the_last_message_is_a_too
     history = [user(FACT.remember_prompt), assistant("OK"), {"role": "tool", "content": f"Found: {FACT.stated_text}"}]
     assert reply_to(history, Summary.KEEP).kind == "summary"
     assert reply_to(history).kind != "summary"
+
+
+def test_a_tool_call_is_numbered_by_the_assistant_s_calls_before_it_in_the_wire_s_role_only():
+    lookup = "Look up my favourite retail segment with the lookup_fact tool. Reply with just OK."
+    earlier = {"role": "Assistant", "content": "", "tool_calls": [{"id": "x", "type": "function"}]}
+    assert reply_to([earlier, user(lookup)]).tool_call.call_id == "call_1"
+    earlier["role"] = "assistant"
+    assert reply_to([earlier, user(lookup)]).tool_call.call_id == "call_2"
