@@ -65,14 +65,16 @@ def test_the_fact_in_another_case_is_found_nowhere(messages):
     assert fact_places(messages, STATED) != () and fact_places(other_case, STATED) == ()
 
 
-@pytest.mark.parametrize("told, other_case, places", [
+OTHER_CASE = type(FACT)(FACT.value.swapcase(), FACT.topic)  # 'aT rISK': another value
+
+
+@pytest.mark.parametrize("told, other, places", [
     # the fact as told in one place of a user message, in another case in another place
-    (f"<summary>The user said: {STATED}.</summary>", FACT.remember_prompt, ("summary",)),
-    (FACT.remember_prompt, f"<summary>The user said: {STATED}.</summary>", ("user",)),
-    (FACT.remember_prompt, MEMORY_BLOCK, ("user",)),
+    (f"<summary>The user said: {STATED}.</summary>", OTHER_CASE.remember_prompt, ("summary",)),
+    (FACT.remember_prompt, f"<summary>The user said: {OTHER_CASE.stated_text}.</summary>", ("user",)),
+    (FACT.remember_prompt, MEMORY_BLOCK.replace(STATED, OTHER_CASE.stated_text), ("user",)),
 ])
-def test_each_place_in_a_user_message_looks_for_the_fact_in_its_own_case(told, other_case, places):
-    other = other_case.replace(STATED, STATED.swapcase())
+def test_each_place_in_a_user_message_looks_for_the_fact_in_its_own_case(told, other, places):
     assert fact_places([user(f"{told}\n\n{other}")], STATED) == places
 
 
