@@ -52,6 +52,8 @@ class Hold(msgspec.Struct, frozen=True):
 WITNESS = "witness"  # the witness as a BYOK provider (the matrix's path)
 WITNESS_COPILOT_API = "witness-copilot-api"  # the witness as the GitHub Copilot API (the lab's path)
 COPILOT = "copilot"
+COPILOT_API_PATH = "Copilot API"  # Backend.path: the lab's path to a model
+BYOK_PATH = "BYOK"  # the app's own provider
 OPENAI_COMPATIBLE = "openai-compatible"
 WITNESS_MODEL = "handoff-witness"  # the name the witness reports; it answers to any name
 
@@ -75,16 +77,23 @@ class Backend(msgspec.Struct, frozen=True):
         Copilot service is reached by the runtime directly, so only its answers count."""
         return self.kind != COPILOT
 
+    @property
+    def path(self) -> str:
+        """Which of the SDK's two paths to a model the runtime takes: the Copilot API (the
+        lab's: a token, a model the service lists, a resume that keeps the session's model)
+        or a BYOK provider (the app's own endpoint, which a resume must be given again)."""
+        return COPILOT_API_PATH if self.kind in (COPILOT, WITNESS_COPILOT_API) else BYOK_PATH
+
     def describe(self) -> str:
-        """One line for people: what talks to the runtime, without any secret."""
+        """One line for people: what talks to the runtime, on which path, without any secret."""
         if self.kind == COPILOT:
-            return f"GitHub Copilot service, model {self.model}, token from ${self.token_env}"
+            return f"GitHub Copilot service (the Copilot API), model {self.model}, token from ${self.token_env}"
         if self.kind == OPENAI_COMPATIBLE:
             key = f"key from ${self.api_key_env}" if self.api_key_env else "no key"
-            return f"OpenAI-compatible endpoint {self.provider_url}, model {self.model}, {key}"
+            return f"OpenAI-compatible endpoint {self.provider_url} as a BYOK provider, model {self.model}, {key}"
         if self.kind == WITNESS_COPILOT_API:
-            return f"embedded witness model as the GitHub Copilot API ({self.model or 'model from list_models'})"
-        return f"embedded witness model ({self.model})"
+            return f"the witness model as the GitHub Copilot API ({self.model or 'model from list_models'})"
+        return f"the witness model as a BYOK provider ({self.model})"
 
     def secret_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         """The variables holding this backend's secrets, with their values."""

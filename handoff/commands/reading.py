@@ -127,10 +127,12 @@ def diff_runs(
     from handoff.report import diff
 
     try:
-        old, new = (judged_again(ref, runs_dir or RUNS_DIR).judgement for ref in (before, after))
+        runs = [judged_again(ref, runs_dir or RUNS_DIR) for ref in (before, after)]
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)
-    typer.echo(diff.render(old, new))
+    old, new = (run.judgement for run in runs)
+    paths = tuple(run.record.options.backend.path for run in runs)
+    typer.echo(diff.render(old, new, paths))
     raise typer.Exit(1 if diff.differences(old, new) else 0)
 
 

@@ -62,14 +62,18 @@ def differences(before: RunJudgement, after: RunJudgement) -> list[Difference]:
     return found
 
 
-def render(before: RunJudgement, after: RunJudgement) -> str:
+def render(before: RunJudgement, after: RunJudgement, paths: tuple[str, str] | None = None) -> str:
     """Verdicts first, in a learner's words ("turn 2 (too-soon): kept → refused, now as
-    expected"); then the evidence that changed, as a table."""
+    expected"); then the evidence that changed, as a table. ``paths``: each run's path to
+    the model (Backend.path); when they differ, that comes before anything else."""
     found = differences(before, after)
     header = f"{before.run_id} -> {after.run_id}"
+    apart = "" if paths is None or paths[0] == paths[1] else fit.paragraph(
+        f"The two runs took different paths to the model: {before.run_id} the {paths[0]} path, {after.run_id} the "
+        f"{paths[1]} one: a verdict they differ in may be the path's doing.") + "\n\n"
     if not found:
-        return fit.paragraph(f"{header}: no turn differs in verdict or evidence "
-                             f"({cells.plural(len(after.turns), 'turn')} compared)")
+        return apart + fit.paragraph(f"{header}: no turn differs in verdict or evidence "
+                                     f"({cells.plural(len(after.turns), 'turn')} compared)")
     verdicts = [_in_words(d, found) for d in found if d.field in ("verdict", "turn")]
     evidence = [d for d in found if d.field not in ("verdict", "turn", "match")]
     parts = [fit.paragraph(f"{header}: {cells.plural(len(verdicts), 'verdict')} changed, "
@@ -80,7 +84,7 @@ def render(before: RunJudgement, after: RunJudgement) -> str:
         body = [[*d.key[:2], f"{d.key[2]} {d.key[3]}", d.field, d.before, d.after] for d in evidence]
         parts.append(fit.table(body, ["scenario", "step", "turn", "what", before.run_id, after.run_id],
                                wraps=(0, 3, 4, 5)))
-    return "\n\n".join(parts)
+    return apart + "\n\n".join(parts)
 
 
 EXPECTED_WORDS = {"yes": "as expected", "NO": "NOT as expected", "?": "not judged"}

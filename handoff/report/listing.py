@@ -35,9 +35,10 @@ def runs_table(limit: int, root: Path = RUNS_DIR) -> str:
 def _what_ran(record) -> str:
     """The scenarios; for a lab run, which session it made and the fact it told, so one
     lab run can be told from the next."""
+    path = f" ({record.options.backend.path})"  # the Copilot API or BYOK: what its verdicts teach differs
     if record.command == Command.LAB:
         ids = [step.session_id for s in record.scenarios for step in s.steps if step.session_id]
-        return f"lab: session {redacted(ids[0]) if ids else '?'}, fact {record.options.fact!r}"
+        return f"lab: session {redacted(ids[0]) if ids else '?'}, fact {record.options.fact!r}{path}"
     names = [s.name for s in record.scenarios]
-    shown = ", ".join(names) if len(names) <= 3 else f"{len(names)} scenarios"
+    shown = (", ".join(names) if len(names) <= 3 else f"{len(names)} scenarios") + path
     return shown if record.command == Command.RUN else f"{record.command}: {shown}"

@@ -59,7 +59,7 @@ def _model(backend: Backend) -> str:
         return f"{backend.describe()}; its requests cannot be recorded, so a verdict rests on the answer alone."
     if backend.kind == OPENAI_COMPATIBLE:
         return f"{backend.describe()}, through the witness relay, which records what each request sends."
-    return f"{backend.describe()}, which answers only from what each request sends it."
+    return f"{backend.describe()}: it answers from each request alone."
 
 
 def plan_of(record: RunRecord) -> str:

@@ -80,7 +80,7 @@ def test_the_fact_and_the_plan_come_first():
     lines = render(RECORD, JUDGEMENT).splitlines()
     assert lines[0] == "Fact to remember: 'At Risk' (the favourite retail segment)"
     assert lines[1] == "Plan: 3 scenarios, 2 at a time; every step is a new worker process with its own Copilot runtime."
-    assert lines[2].startswith("Model: embedded witness model (handoff-witness)")
+    assert lines[2].startswith("Model: the witness model as a BYOK provider (handoff-witness)")
 
 
 def test_the_plan_counts_words_right_and_names_a_model_it_cannot_watch():

@@ -194,3 +194,28 @@ def test_an_output_is_written_whole_without_following_a_link_beside_it(tmp_path)
     assert victim.read_text() == "keep me"
     assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.json.partial"]
     assert '"id":"20260101T000000Z-aaaaaa"' in (out / "report.json").read_text().replace(" ", "")
+
+
+def test_runs_and_diff_say_which_path_to_the_model_each_run_took(tmp_path, monkeypatch):
+    """The Copilot API and a BYOK provider teach different things (a resume with no model
+    keeps the session's on the one, has none on the other): every reader says which."""
+    import msgspec
+
+    from handoff.protocol import WITNESS_COPILOT_API
+
+    monkeypatch.setenv("COLUMNS", "1000")
+    store.save(record("20260101T000000Z-aaaaaa"), tmp_path)
+    lab_path = record("20260102T000000Z-bbbbbb")
+    lab_path = msgspec.structs.replace(lab_path, options=msgspec.structs.replace(
+        lab_path.options, backend=Backend(WITNESS_COPILOT_API, "")))
+    store.save(lab_path, tmp_path)
+    runner = CliRunner()
+    listed = runner.invoke(app, ["runs", "--runs-dir", str(tmp_path)]).output
+    assert "s (BYOK)" in listed and "s (Copilot API)" in listed
+    compared = runner.invoke(app, ["diff", "aaaaaa", "bbbbbb", "--runs-dir", str(tmp_path)]).output
+    assert compared.startswith("The two runs took different paths to the model: 20260101T000000Z-aaaaaa the BYOK "
+                               "path, 20260102T000000Z-bbbbbb the Copilot API one")
+    same = runner.invoke(app, ["diff", "aaaaaa", "aaaaaa", "--runs-dir", str(tmp_path)]).output
+    assert "different paths" not in same
+    shown = runner.invoke(app, ["report", "bbbbbb", "--runs-dir", str(tmp_path)]).output
+    assert "Model: the witness model as the GitHub Copilot API" in shown
