@@ -397,6 +397,12 @@ def _named_constants(node: ast.AST) -> bool:
             and node.value.id[:1].isupper())
 
 
+def _folded(node: ast.AST) -> bool:
+    """``text.lower()`` or ``text.casefold()``: already without its case."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("lower", "casefold") and not node.args)
+
+
 def _shapes(source: str, tree: ast.Module, path: str, functions: list[str] | None) -> list[Mutant]:
     found = []
     finder = _Finder(tree)
@@ -426,6 +432,8 @@ def _shapes(source: str, tree: ast.Module, path: str, functions: list[str] | Non
                     continue  # None, a number: no case to lose
                 if any(_named_constants(side) for side in (left, right)):
                     continue  # Verdict.KEPT, (Verdict.UNKNOWN, ...): members of an enum, never folded
+                if any(_folded(side) for side in (left, right)):
+                    continue  # text.lower(): the comparison is blind to case already
                 text = f"{FOLD}({segment(left)}) {COMPARED[type(node.ops[0])]} {FOLD}({segment(right)})"
                 found.append(_mutant(path, scope, "casefold", segment(node), source,
                                      _replaced(source, node, text) + FOLD_HELPER, node))

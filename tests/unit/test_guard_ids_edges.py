@@ -43,3 +43,19 @@ def test_text_longer_than_any_id_is_hidden_unread():
     longer = "case-" * 20_000
     assert secret_in(longer).startswith("too long to look through")
     assert redacted(longer) == "…(redacted: too long to look through)"
+
+
+def test_each_listed_region_s_own_example_number_is_found_as_its_people_write_it():
+    """phonenumbers' example number of every region the rule lists, in that region's own
+    grouping with hyphens for its spaces (as an id holds it): a phone number, each one."""
+    import re
+
+    import phonenumbers
+
+    from handoff.guard.ids import PHONE, PHONE_REGIONS, secret_in
+
+    for region in PHONE_REGIONS:
+        national = phonenumbers.format_number(phonenumbers.example_number(region),
+                                              phonenumbers.PhoneNumberFormat.NATIONAL)
+        written = "case-" + re.sub(r"[^0-9]+", "-", national).strip("-")
+        assert secret_in(written) == PHONE, (region, written)
