@@ -304,18 +304,24 @@ class Stdout:
         self.lines: list[str] = []
         self.events: list[Event] = []
         self.problems: list[str] = []
+        self._turns: set[int] = set()  # a worker numbers each turn once: 1, 2, ...
 
     def add(self, line: str) -> Event | None:
-        """Keep ``line``; its event, or None when it is not one."""
+        """Keep ``line``; its event, or None when it is not one (a turn whose number an
+        earlier line took is none: every reader pairs a turn with its requests by it)."""
         self.lines.append(line)
         if not line.strip():
             return None
         try:
             event = decode(line)
+            if isinstance(event, Turn) and event.turn in self._turns:
+                raise ProtocolViolation(f"turn {event.turn} was reported already")
         except ProtocolViolation as violation:
             shown = line if len(line) <= 80 else line[:79] + "…"
             self.problems.append(f"line {len(self.lines)} is not a protocol event ({violation}): {shown!r}")
             return None
+        if isinstance(event, Turn):
+            self._turns.add(event.turn)
         self.events.append(event)
         return event
 

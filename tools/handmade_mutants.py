@@ -403,6 +403,10 @@ def _folded(node: ast.AST) -> bool:
             and node.func.attr in ("lower", "casefold") and not node.args)
 
 
+def _number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("id", "len", "int", "float", "round", "sum")
+
+
 def _shapes(source: str, tree: ast.Module, path: str, functions: list[str] | None) -> list[Mutant]:
     found = []
     finder = _Finder(tree)
@@ -432,8 +436,8 @@ def _shapes(source: str, tree: ast.Module, path: str, functions: list[str] | Non
                     continue  # None, a number: no case to lose
                 if any(_named_constants(side) for side in (left, right)):
                     continue  # Verdict.KEPT, (Verdict.UNKNOWN, ...): members of an enum, never folded
-                if any(_folded(side) for side in (left, right)):
-                    continue  # text.lower(): the comparison is blind to case already
+                if any(_folded(side) or _number(side) for side in (left, right)):
+                    continue  # text.lower(): blind to case already; len(x), id(x): no text
                 text = f"{FOLD}({segment(left)}) {COMPARED[type(node.ops[0])]} {FOLD}({segment(right)})"
                 found.append(_mutant(path, scope, "casefold", segment(node), source,
                                      _replaced(source, node, text) + FOLD_HELPER, node))

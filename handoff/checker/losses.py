@@ -54,14 +54,20 @@ def mark_silent_losses(turns: list[TurnJudgement], expect_tell: dict[str, str | 
     """The turns, with every told tell that a later successful resume lost marked
     lost-silently and checked again against what its step expected (``expect_tell``, by step)."""
     marked = list(turns)
-    for index, finder in enumerate(marked):
-        if not _lost_after_resume(finder):
-            continue
-        for earlier, told in enumerate(marked[:index]):
-            if (told.kind == TurnKind.TELL and told.verdict is None and told.session == finder.session
-                    and told.fact_reached_model in DELIVERED and told.step is not finder.step):
-                lost = replace(told, verdict=Verdict.LOST_SILENTLY, reason=_why(told, finder), evidence=finder.evidence)
-                marked[earlier] = with_tell_expectation(lost, expect_tell.get(told.step.step))
+    # The told tells not yet found lost, by session and then by step, in order: a finder
+    # takes those of its session from every step but its own, each tell once (a pass over
+    # the turns, however many a stored run holds).
+    pending: dict[str | None, dict[int, list[int]]] = {}
+    for index, turn in enumerate(marked):
+        if _lost_after_resume(turn):  # a finder
+            steps = pending.get(turn.session, {})
+            for step in [key for key in steps if key != id(turn.step)]:
+                for earlier in steps.pop(step):
+                    told = marked[earlier]
+                    lost = replace(told, verdict=Verdict.LOST_SILENTLY, reason=_why(told, turn), evidence=turn.evidence)
+                    marked[earlier] = with_tell_expectation(lost, expect_tell.get(told.step.step))
+        elif turn.kind == TurnKind.TELL and turn.verdict is None and turn.fact_reached_model in DELIVERED:
+            pending.setdefault(turn.session, {}).setdefault(id(turn.step), []).append(index)
     return marked
 
 

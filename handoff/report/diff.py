@@ -9,6 +9,7 @@ expected), never of pids, times or host addresses, which always differ.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from handoff.checker.verdicts import RunJudgement, TurnJudgement
@@ -33,10 +34,12 @@ def _matched(judgement: RunJudgement) -> dict[Match, TurnJudgement]:
     question the guard refused never happened and has no number, yet it is the same
     question as the one another run answered."""
     found: dict[Match, TurnJudgement] = {}
+    places: Counter[tuple[str, str, str]] = Counter()  # how many of each (scenario, step, kind) so far
     for turn in judgement.turns:
         step = turn.step.step if turn.step else cells.DASH
-        place = sum(1 for key in found if key[:3] == (turn.scenario, step, turn.kind))
-        found[(turn.scenario, step, turn.kind, place)] = turn
+        where = (turn.scenario, step, turn.kind)
+        found[(*where, places[where])] = turn
+        places[where] += 1
     return found
 
 

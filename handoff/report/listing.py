@@ -8,7 +8,7 @@ from handoff.checker.checks import judge
 from handoff.errors import UserError
 from handoff.guard.ids import redacted
 from handoff.report import fit
-from handoff.runs.store import RUNS_DIR, load, run_ids
+from handoff.runs.store import RUNS_DIR, load_at, run_ids
 from handoff.words import Command
 
 
@@ -21,7 +21,7 @@ def runs_table(limit: int, root: Path = RUNS_DIR) -> str:
     body = []
     for run_id in ids:
         try:
-            record = load(run_id, root).record
+            record = load_at(root / run_id, run_id).record  # the row's own directory, never looked up again
         except UserError as error:
             body.append([run_id, str(error), "", "", "", ""])
             continue

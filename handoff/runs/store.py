@@ -93,6 +93,12 @@ def load(reference: str | None = None, root: Path = RUNS_DIR, command: str | Non
     runs, when given: ``run`` for the matrix, ``lab``, ``skew``); else its id, a unique
     prefix of it, ``latest``, or the path to a run directory or its run.json."""
     path = _latest_of(command, root) if reference is None and command else _resolve(reference, root)
+    return load_at(path, reference)
+
+
+def load_at(path: Path, reference: str | None = None) -> Found:
+    """The run stored in the directory ``path`` itself (a listing's row: no name in it is
+    looked up again, "latest" included)."""
     try:
         return Found(path, decode(_record_bytes(path)))
     except OSError as error:

@@ -318,3 +318,27 @@ def test_a_run_named_by_its_whole_id_a_directory_named_latest_and_a_record_that_
     assert store.load("latest", tmp_path).path.name == GOOD
     listed = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)])
     assert listed.exit_code == 0 and older in listed.output and "cannot read" in listed.output
+
+
+def test_a_turn_number_reported_twice_is_a_line_no_reader_takes():
+    """Every reader pairs a turn with the witness's records by its number: a second turn of
+    one number (a worker numbers each once) drew every record for every such turn."""
+    from handoff.protocol import Turn, decode_all, encode as encode_event
+
+    lines = [encode_event(Turn(t=0.0, turn=1, kind="ask", session_id="s", prompt="p", answer=a, ms=1)).decode()
+             for a in ("first", "again")]
+    events, problems = decode_all(lines)
+    assert [event.answer for event in events] == ["first"]
+    assert problems == [f"line 2 is not a protocol event (turn 1 was reported already): {lines[1][:79] + '…'!r}"]
+
+
+def test_a_run_directory_named_latest_is_listed_with_its_own_record(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "1000")
+    store.save(record(GOOD), tmp_path)
+    own = json.loads(encode(record(BAD)))
+    own["scenarios"][0]["name"] = "own-scenario"
+    (tmp_path / "latest").mkdir()
+    (tmp_path / "latest" / "run.json").write_text(json.dumps(own))
+    listed = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)]).output
+    [row] = [line for line in listed.splitlines() if line.startswith("latest")]
+    assert "own-scenario" in row
