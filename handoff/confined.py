@@ -1,6 +1,6 @@
 """Paths made from names: a name from a scenario file or a stored run becomes part of a
 path only through :func:`inside`, which refuses a result outside its parent. The loader
-already allows only plain names (scenario_files.NAME); this is the second wall, where the path
+already allows only plain names (scenario.NAME); this is the second wall, where the path
 is made, so a name that came some other way cannot reach out either."""
 
 from __future__ import annotations

@@ -15,12 +15,19 @@ import sys
 from typing import Iterator, TextIO
 
 # C0 controls but tab and newline, DEL, and the C1 controls (which some terminals obey as
-# the 7-bit escape sequences they stand for).
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# the 7-bit escape sequences they stand for); and the characters that make text show other
+# than it is: the bidi embeddings, overrides and isolates (a name shown reversed) and the
+# line and paragraph separators (a row split in two).
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
-    return CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    return CONTROL.sub(_escaped, text)
 
 
 def one_line(text: str) -> str:

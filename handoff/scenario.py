@@ -62,12 +62,19 @@ told, and an undeclared silent loss contradicts the scenario.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 from handoff.words import Action, HomeKind, HostKind, StepProvider, StepSession, StoreKind, Verdict
 
 # What a step can wait for before it starts. The coordinator decides when it has passed,
 # on its own clock, so no verdict depends on how long a process took to start.
+# A step's name and a scenario's (its file's stem) name directories and files of the run
+# (<run>/<scenario>/home-<step>, worker-<step>.stderr) and travel in the model requests'
+# headers: plain ASCII, no separators, no dots, no control characters.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
+NAME_RULE = "1 to 40 ASCII letters, digits, '-' or '_', the first a letter or digit"
 LEASE_EXPIRED = "lease-expired"  # the session's lease has run out on the coordinator's lease clock
 AFTER = (LEASE_EXPIRED,)
 # A tagged scenario runs only when its tag is asked for: "faults" by handoff run --faults,

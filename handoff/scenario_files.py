@@ -12,7 +12,7 @@ from typing import Any
 from handoff.errors import UserError
 from handoff.faults.kinds import AFTER_STEP, KINDS, Needs
 from handoff.inputs import one_line
-from handoff.scenario import AFTER, LEASE_EXPIRED, TAGS, FaultPlan, Scenario, Step
+from handoff.scenario import AFTER, LEASE_EXPIRED, NAME, NAME_RULE, TAGS, FaultPlan, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 from handoff.scenario_fields import Fields, read_text
 from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed
@@ -46,11 +46,6 @@ MAX_FILLER_TURNS = 2000  # a history longer than this takes minutes to build: me
 MIN_COUNTED_FILLER_TURNS = 40  # the store's cost is compared over the first and last third of them
 MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
-# A step's name and a scenario's (its file's stem) name directories and files of the run
-# (<run>/<scenario>/home-<step>, worker-<step>.stderr) and travel in the model requests'
-# headers: plain ASCII, no separators, no dots, no control characters.
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}")
-NAME_RULE = "1 to 40 ASCII letters, digits, '-' or '_', the first a letter or digit"
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,19}")  # it becomes part of a namespace's and a hostname's name
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"

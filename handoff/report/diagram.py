@@ -18,6 +18,8 @@ Text is measured and wrapped as typeset.py says. The template (templates/diagram
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 from handoff.report.sequence import Message, Participant, Sequence
@@ -52,8 +54,8 @@ class Lane:
     def left(self) -> float:
         return self.x - self.width / 2
 
-    @property
-    def line_ys(self) -> tuple[float, ...]:  # the baseline of each line of the header
+    @functools.cached_property
+    def line_ys(self) -> tuple[float, ...]:  # the baseline of each line of the header (read once a line)
         return tuple(self.top + PADDING + (i + 1) * LINE - 3 for i in range(len(self.lines)))
 
 
@@ -155,10 +157,13 @@ def _steps_in_turn(sequence: Sequence) -> dict[str, str] | None:
     if not step_of:
         return None
     order = list(dict.fromkeys(step_of.values()))
+    rows_of: dict[str, list[int]] = {}  # each step's rows, in one pass over the messages
+    for row, m in enumerate(sequence.messages):
+        for step in {step_of.get(m.source), step_of.get(m.target)} - {None}:
+            rows_of.setdefault(step, []).append(row)
     last = -1
     for step in order:
-        rows = [row for row, m in enumerate(sequence.messages) if step_of.get(m.source) == step or
-                step_of.get(m.target) == step]
+        rows = rows_of.get(step, [])
         if rows and rows[0] <= last:
             return None
         last = rows[-1] if rows else last
@@ -244,11 +249,14 @@ def _bands(sequence: Sequence, step_of: dict[str, str] | None) -> tuple[set[str]
         for key in (message.source, message.target):
             if key in step_of:
                 first_row.setdefault(step_of[key], row)
+    lanes_of: dict[str, list[str]] = {}
+    for key, step in step_of.items():
+        lanes_of.setdefault(step, []).append(key)
     bands: dict[int, list[list[str]]] = {}
     at = len(sequence.messages)
-    for step in reversed(list(dict.fromkeys(step_of.values()))):
+    for step in reversed(list(lanes_of)):
         at = first_row.get(step, at)
-        bands.setdefault(at, []).insert(0, [key for key, s in step_of.items() if s == step])
+        bands.setdefault(at, []).insert(0, lanes_of[step])
     on_top = {p.key for p in sequence.participants if p.key not in step_of}
     if bands.get(0):  # the first step's processes head the diagram with the others
         on_top |= set(bands[0].pop(0))

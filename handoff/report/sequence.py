@@ -24,6 +24,7 @@ its tooltip.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, fields
 
 from handoff import versions
@@ -60,6 +61,7 @@ from handoff.words import (
 
 COORDINATOR = "coordinator"
 MODEL = "model"
+HEADER_CHARACTERS = 120  # of a lane header's title or detail line
 LABEL_CHARACTERS = 1000  # a label longer than this is cut (no record the lab makes has one); its tooltip is whole
 DEFAULT_PRINCIPAL = next(f.default for f in fields(Step) if f.name == "principal")
 # Where a step's memory setting puts memories (AppSetting.MEMORY), and where a request
@@ -241,7 +243,11 @@ def participants(history: ScenarioHistory, backend: Backend, coordinated: bool =
         found.append(Participant(f"runtime:{step.step}", "runtime", f"runtime {step.step}", (version, "its own process")))
         stores.setdefault(key, _store(step, record, key) if coordinated else
                           Participant(key, "store", "the lab's home", ("--home: its COPILOT_HOME",)))
-    return (*found, *stores.values(), _model(backend))
+    # A lane's header shows what workers said of themselves (a hostname, a version): as
+    # much as a header holds, never a megabyte a stored run may carry
+    return tuple(dataclasses.replace(lane, title=cut(lane.title, HEADER_CHARACTERS),
+                                     details=tuple(cut(detail, HEADER_CHARACTERS) for detail in lane.details))
+                 for lane in (*found, *stores.values(), _model(backend)))
 
 
 class _StepMessages:

@@ -124,8 +124,13 @@ def wide_rows(judgement: RunJudgement) -> list[list[str]]:
     return rows
 
 
+MAX_WIDE_CELL = 2_000  # characters: tabulate wraps a long word in time that grows with its square
+
+
 def wide_table(judgement: RunJudgement) -> str:
-    return tabulate(wide_rows(judgement), headers=WIDE_HEADERS, tablefmt="simple", maxcolwidths=WIDE_WIDTHS)
+    rows = [[cell[:MAX_WIDE_CELL - 1] + "…" if isinstance(cell, str) and len(cell) > MAX_WIDE_CELL else cell
+             for cell in row] for row in wide_rows(judgement)]
+    return tabulate(rows, headers=WIDE_HEADERS, tablefmt="simple", maxcolwidths=WIDE_WIDTHS)
 
 
 # --- what each rung proved ----------------------------------------------------------------------

@@ -43,7 +43,7 @@ from handoff.protocol import (
     decode_all,
 )
 from handoff.runtime_locator import PINNED_RUNTIME
-from handoff.scenario import Scenario
+from handoff.scenario import NAME, NAME_RULE, Scenario
 from handoff.witness.evidence import Evidence
 from handoff.words import FaultKind
 
@@ -233,6 +233,7 @@ MAX_EVIDENCE = 50_000
 # And before any of it is decoded: a 50-scenario run has some 40,000 commas, brackets and
 # lines in 1 MB, a 2,000-turn history under a million (bounded_read.values_in).
 MAX_VALUES = 4_000_000
+MAX_NAME = 200  # characters of a scenario's name: a file's stem, or a skew cell's two version pairs
 
 
 class UnreadableRun(ValueError):
@@ -269,8 +270,15 @@ def decode(data: bytes) -> RunRecord:
             raise UnreadableRun(f"scenario {scenario.name!r} holds {lines:,} lines in a step and "
                                 f"{len(scenario.evidence):,} evidence records, more than a run makes (at most "
                                 f"{MAX_STEP_LINES:,} and {MAX_EVIDENCE:,})")
+        if len(scenario.name) > MAX_NAME or not scenario.name.isprintable():
+            raise UnreadableRun(f"a scenario's name is {len(scenario.name):,} characters or holds a line break or "
+                                f"another character no name shows: {scenario.name[:40]!r}")
         if not scenario.scenario.steps:
             raise UnreadableRun(f"scenario {scenario.name!r} has no steps (a scenario has one at least)")
+        named = next((step.name for step in scenario.scenario.steps if not NAME.fullmatch(step.name)), None)
+        if named is not None:
+            raise UnreadableRun(f"scenario {scenario.name!r} has a step named {named[:40]!r}: a step's name is "
+                                f"{NAME_RULE}")
         known = {step.name for step in scenario.scenario.steps}
         stray = next((step.step for step in scenario.steps if step.step not in known), None)
         if stray is not None:

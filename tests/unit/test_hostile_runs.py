@@ -66,6 +66,24 @@ def many_values(data):
     return json.dumps(data)[:-1] + ', "padding": [' + "0," * 4_000_000 + "0]}"
 
 
+def step_named(name):
+    def edit(data):
+        old = data["scenarios"][0]["scenario"]["steps"][0]["name"]
+        data["scenarios"][0]["scenario"]["steps"][0]["name"] = name
+        for step in data["scenarios"][0]["steps"]:
+            if step["step"] == old:
+                step["step"] = name
+        return data
+    return edit
+
+
+def scenario_named(name):
+    def edit(data):
+        data["scenarios"][0]["name"] = name
+        return data
+    return edit
+
+
 def long_fact(data):
     data["options"]["fact"] = "v" * 200_000  # every diagram lays the fact out, a character at a time
     return data
@@ -95,6 +113,10 @@ CASES = {
     "a scenario without steps": (no_steps, "has no steps"),
     "a step recorded twice": (step_twice, "records a step more than once"),
     "a fact longer than a run's": (long_fact, "its fact is 200,000 characters long"),
+    "a step name of 100,000 characters": (step_named("A" * 100_000), "a step's name is 1 to 40 ASCII"),
+    "a step name with a slash": (step_named("../A"), "a step's name is 1 to 40 ASCII"),
+    "a scenario name with a line break": (scenario_named("two\nlines"), "holds a line break"),
+    "a scenario name that shows reversed": (scenario_named("abc\u202edef"), "holds a line break"),
     "more values than a run holds": (many_values, "commas, brackets and lines, more than a run's record"),
 }
 
@@ -342,3 +364,23 @@ def test_a_run_directory_named_latest_is_listed_with_its_own_record(tmp_path, mo
     listed = CliRunner().invoke(app, ["runs", "--runs-dir", str(tmp_path)]).output
     [row] = [line for line in listed.splitlines() if line.startswith("latest")]
     assert "own-scenario" in row
+
+
+def test_text_that_would_show_other_than_it_is_is_printed_escaped():
+    from handoff.printable import visible
+
+    assert visible("left\u202eright\u2066x\u2069 one\u2028two") == "left\\u202eright\\u2066x\\u2069 one\\u2028two"
+    assert visible("tab\tand\nnewline stay; \x1b[2J does not") == "tab\tand\nnewline stay; \\x1b[2J does not"
+
+
+def test_a_lane_header_shows_as_much_of_a_hostname_as_a_header_holds():
+    from handoff.report.sequence import HEADER_CHARACTERS, participants
+    from handoff.runs.history import ScenarioHistory
+    from handoff.protocol import Ready, encode as encode_event
+
+    run = record(GOOD)
+    ready = Ready(t=0.0, pid=7, hostname="h" * 1_000_000, address=None, home="/h", runtime_version="1.0.102",
+                  sdk_version="1.0.25", runtime_start_ms=1)
+    run.scenarios[0].steps[0].lines[0] = encode_event(ready).decode().rstrip()
+    lanes = participants(ScenarioHistory.of(run.scenarios[0], run.options.fact_told), run.options.backend)
+    assert max(len(text) for lane in lanes for text in (lane.title, *lane.details)) <= HEADER_CHARACTERS
