@@ -38,7 +38,7 @@ def test_an_openai_compatible_endpoint_through_the_relay(tmp_path, keyed_endpoin
     done = handoff_run(*scenarios, "--backend", "openai-compatible", "--provider-url", url, "--model", "their-model",
                        "--api-key-env", "RUN_TEST_KEY", "--json", str(out), env={**os.environ, "RUN_TEST_KEY": key})
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = {(turn["scenario"], turn["step"]["step"]): turn for turn in _turns(out) if turn["kind"] == "ask"}
+    rows = {(turn["scenario"], turn["step"]): turn for turn in _turns(out) if turn["kind"] == "ask"}
     # Judged as with the witness: the answer AND the relay's record of the request.
     assert rows["cross-process", "B"]["verdict"] == "kept"
     assert rows["cross-process", "B"]["evidence"] == "answer + wire"

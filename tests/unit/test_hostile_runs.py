@@ -384,3 +384,21 @@ def test_a_lane_header_shows_as_much_of_a_hostname_as_a_header_holds():
     run.scenarios[0].steps[0].lines[0] = encode_event(ready).decode().rstrip()
     lanes = participants(ScenarioHistory.of(run.scenarios[0], run.options.fact_told), run.options.backend)
     assert max(len(text) for lane in lanes for text in (lane.title, *lane.details)) <= HEADER_CHARACTERS
+
+
+def test_the_json_report_writes_each_step_s_facts_once_however_many_turns_it_took(tmp_path):
+    """Each turn used to carry its step's facts (every action, every unreadable line): a
+    step of 2,000 turns and 2,000 junk lines made gigabytes."""
+    from handoff.protocol import Turn, encode as encode_event
+
+    def edit(data):
+        lines = data["scenarios"][0]["steps"][-1]["lines"]
+        turns = [encode_event(Turn(t=0.0, turn=n, kind="ask", session_id="x", prompt="p", answer="a", ms=1)).decode()
+                 for n in range(2, 202)]
+        lines[-1:-1] = turns + [f"junk-line-{n}-end" for n in range(200)]
+        return data
+
+    stored(tmp_path, edit)
+    done = CliRunner().invoke(app, ["report", BAD, "--format", "json", "--runs-dir", str(tmp_path)])
+    assert not crashed(done)
+    assert done.output.count("junk-line-7-end") <= 3, done.output.count("junk-line-7-end")  # its line, its problem

@@ -224,7 +224,9 @@ def test_json_has_the_record_and_the_judgement_with_exit_code_and_as_expected():
     assert data["judgement"]["exit_code"] == 1
     turns = [t for s in data["judgement"]["scenarios"] for t in s["turns"]]
     assert [t["as_expected"] for t in turns] == [None, True, None, False, None, True]
-    assert turns[1]["verdict"] == "kept" and turns[1]["step"]["ready"]["pid"] == 7
+    assert turns[1]["verdict"] == "kept" and turns[1]["step"] == "P"
+    steps = data["judgement"]["scenarios"][0]["steps"]
+    assert steps["P"]["ready"]["pid"] == 7 and steps["P"]["step"] == "P"  # each step's facts once
 
 
 def test_a_run_of_one_rung_says_what_it_proved_there_being_no_answer_by_condition():
