@@ -285,6 +285,11 @@ def decode(data: bytes) -> RunRecord:
             raise UnreadableRun(f"scenario {scenario.name!r} has a step {stray!r} that its scenario does not list")
         if len({step.step for step in scenario.steps}) < len(scenario.steps):  # a run records each step once
             raise UnreadableRun(f"scenario {scenario.name!r} records a step more than once")
+        planned = [step.name for step in scenario.scenario.steps]
+        if [step.step for step in scenario.steps] != planned[:len(scenario.steps)]:  # every reader pairs them so
+            raise UnreadableRun(f"scenario {scenario.name!r} records its steps in another order than it lists them "
+                                f"({', '.join(step.step for step in scenario.steps)[:80]}; it lists "
+                                f"{', '.join(planned)[:80]})")
         for step in scenario.scenario.steps:
             if step.runtime is not None and not versions.well_formed(step.runtime):
                 raise UnreadableRun(f"scenario {scenario.name!r} step {step.name!r} names runtime {step.runtime[:40]!r}, "

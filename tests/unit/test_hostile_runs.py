@@ -60,6 +60,12 @@ def step_twice(data):
     return data
 
 
+def steps_swapped(data):
+    steps = data["scenarios"][0]["steps"]
+    steps[0], steps[1] = steps[1], steps[0]
+    return data
+
+
 def many_values(data):
     """Tiny values beyond the record's bound (MAX_VALUES), in 8 MB: a record of 500,000
     empty steps in 36 MB took `handoff runs` to 740 MB."""
@@ -112,6 +118,7 @@ CASES = {
     "a runtime of 5,000 digits": (step_version("runtime", "1.0." + "9" * 5000), "not a version such as 1.0.92"),
     "a scenario without steps": (no_steps, "has no steps"),
     "a step recorded twice": (step_twice, "records a step more than once"),
+    "steps recorded out of order": (steps_swapped, "records its steps in another order than it lists them"),
     "a fact longer than a run's": (long_fact, "its fact is 200,000 characters long"),
     "a step name of 100,000 characters": (step_named("A" * 100_000), "a step's name is 1 to 40 ASCII"),
     "a step name with a slash": (step_named("../A"), "a step's name is 1 to 40 ASCII"),
