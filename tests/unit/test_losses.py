@@ -122,15 +122,21 @@ def test_each_ask_takes_the_verdict_expected_of_its_place_in_the_step():
     assert (second.turn, second.verdict, second.expectations[0].met) == (3, Verdict.KEPT, True)
 
 
-def test_recovery_is_the_time_from_a_heal_to_the_next_successful_resume():
+def _outage_then(action: str) -> tuple[ScenarioRecord, ScenarioRecord]:
+    """B1's resume fails in a store outage healed at 100 s; B2 reports ``action`` at 103.5 s
+    (and, second, the scenario of B1 alone)."""
     outage = FaultRecord("store-outage", "before-step", injected_at=90.0, healed_at=100.0)
     b1 = step("B1", READY, ActionFailed(t=95.0, action="resume", message="connection refused"), FINISHED,
               faults=[outage])
-    b2 = step("B2", READY, done("resume", t=103.5), turn(1, "ask", RECALLED), FINISHED)
+    b2 = step("B2", READY, done(action, t=103.5), turn(1, "ask", RECALLED), FINISHED)
     specs = (Step("B1", ("resume", "ask"), expect="failed-loudly"), Step("B2", ("resume", "ask"), expect="kept"))
-    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs), [b1, b2], [seen("B2", 1, True)])
+    return (ScenarioRecord("s", Scenario("s", "T", "P", "D", specs), [b1, b2], [seen("B2", 1, True)]),
+            ScenarioRecord("s", Scenario("s", "T", "P", "D", specs[:1]), [b1]))
+
+
+def test_recovery_is_the_time_from_a_heal_to_the_next_successful_resume():
+    record, never = _outage_then("resume")
     assert judge_scenario(record, FACT).recoveries == (Recovery("store-outage", "B1", 3.5),)
-    never = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs[:1]), [b1])
     assert judge_scenario(never, FACT).recoveries == (Recovery("store-outage", "B1", None),)
 
 
@@ -327,12 +333,7 @@ def test_an_action_named_in_another_case_is_no_resume_for_any_rule():
     it neither makes a lost ask a finder, nor a short log a resumed one, nor a recovery."""
     record = told_then([done("RESUME"), turn(1, "ask", FORGOT), log(0)])
     assert judge_scenario(record, FACT).turns[0].verdict is None
-    outage = FaultRecord("store-outage", "before-step", injected_at=90.0, healed_at=100.0)
-    b1 = step("B1", READY, ActionFailed(t=95.0, action="resume", message="connection refused"), FINISHED,
-              faults=[outage])
-    b2 = step("B2", READY, done("Resume", t=103.5), turn(1, "ask", RECALLED), FINISHED)
-    specs = (Step("B1", ("resume", "ask"), expect="failed-loudly"), Step("B2", ("resume", "ask"), expect="kept"))
-    record = ScenarioRecord("s", Scenario("s", "T", "P", "D", specs), [b1, b2], [seen("B2", 1, True)])
+    record, _ = _outage_then("Resume")
     assert judge_scenario(record, FACT).recoveries == (Recovery("store-outage", "B1", None),)
 
 
