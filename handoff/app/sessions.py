@@ -42,10 +42,24 @@ def listing(where: str | None, owner: str | None, runs_dir: Path, show_ids: bool
     if isinstance(place, places.Run):
         return _run_listing(place.found, owner, show)
     if isinstance(place, places.Homes):
-        return "\n\n".join([fit.paragraph(f"{place.path} holds {_count(len(place.homes), 'Copilot home')} (as "
-                                           f"`handoff run --keep` leaves them):")] +
-                           [_home_listing(home, show=show) for home in place.homes])
-    return _home_listing(place.path, place.default, show)
+        return _homes_listing(place, show)
+    return _home_listing(place.path, place.default, show, MAX_LISTED)[0]
+
+
+def _homes_listing(place: places.Homes, show: Shown) -> str:
+    """Each home's sessions in turn, MAX_LISTED in all: the homes past that are named, not read."""
+    parts = [fit.paragraph(f"{place.path} holds {_count(len(place.homes), 'Copilot home')} (as `handoff run --keep` "
+                           f"leaves them):")]
+    left = MAX_LISTED
+    for number, home in enumerate(place.homes):
+        if left <= 0:
+            parts.append(fit.paragraph(f"Not read: the other {_count(len(place.homes) - number, 'home')}, past the "
+                                       f"{MAX_LISTED:,} sessions listed; name one to list it."))
+            break
+        text, listed = _home_listing(home, False, show, left)
+        parts.append(text)
+        left -= listed
+    return "\n\n".join(parts)
 
 
 def _shown_in_full(place: places.Place) -> Shown:
@@ -62,21 +76,25 @@ def _shown_in_full(place: places.Place) -> Shown:
 
 
 def _count(number: int, thing: str) -> str:
-    return f"{number} {thing}" + ("" if number == 1 else "s")
+    return f"{number:,} {thing}" + ("" if number == 1 else "s")
 
 
-def _home_listing(home: Path, default: bool = False, show: Shown = redacted_id) -> str:
-    """A Copilot home's sessions under a first line that says which home was read."""
+def _home_listing(home: Path, default: bool, show: Shown, limit: int) -> tuple[str, int]:
+    """A Copilot home's sessions under a first line that says which home was read, and
+    how many were listed."""
     if default and not is_home(home):
         return fit.paragraph(f"The lab's home, {home}, holds no sessions yet: `handoff lab` makes one there. To list "
                              f"others: `handoff sessions list WHERE`, WHERE a Copilot home (e.g. ~/.copilot), a run "
-                             f"(`handoff runs`) or a store.")
+                             f"(`handoff runs`) or a store."), 0
     try:
-        found = home_sessions(home)
+        listing = home_sessions(home, limit)
     except OSError as error:
         raise UserError(f"cannot list {home / SESSION_STATE}: {error.strerror or error}") from None
-    said = f"{_count(len(found), 'session')}, read from its {SESSION_STATE}/ without starting a runtime"
-    if not found:
+    found = listing.sessions
+    said = f"{_count(listing.held, 'session')}, read from its {SESSION_STATE}/ without starting a runtime"
+    if len(found) < listing.held:
+        said += f"; listed: the {len(found):,} whose log was written last"
+    if not listing.held:
         said = f"no sessions in its {SESSION_STATE}/"
     if default:
         first = (f"The lab's home, {home} (the default; `handoff sessions list WHERE` lists another home, a run or a "
@@ -84,7 +102,7 @@ def _home_listing(home: Path, default: bool = False, show: Shown = redacted_id) 
     else:
         first = f"Copilot home {shlex.quote(str(home))}: {said}"
     return fit.paragraph(first) + (f"\n{home_sessions_table(found, show)}" if found else "") + _hidden(
-        [s.session_id for s in found], show)
+        [s.session_id for s in found], show), len(found)
 
 
 def _hidden(ids: list[str], show: Shown) -> str:

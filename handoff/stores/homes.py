@@ -14,6 +14,8 @@ runtime's own.
 
 from __future__ import annotations
 
+import heapq
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any
 
 from handoff.eventlog import SESSION_STATE, events_path, read_events, summarize
 from handoff.protocol import LATEST_TIME
+from handoff.stores.registry import MAX_LISTED
 
 SUMMARY_LENGTH = 200  # as much of the first prompt as the registry keeps as its summary
 
@@ -67,13 +70,39 @@ def homes_below(path: Path, depth: int = 2) -> list[Path]:
     return found
 
 
-def home_sessions(home: Path) -> list[HomeSession]:
-    """The sessions under ``home``'s session-state/, the most recently written first
-    (those whose log has no time last). OSError when session-state/ cannot be listed."""
-    state = home / SESSION_STATE
-    names = sorted(entry.name for entry in state.iterdir() if not entry.name.startswith(".") and entry.is_dir())
-    found = [read_session(home, name) for name in names]
-    return sorted(found, key=lambda s: (s.modified_at is not None, s.modified_at or 0.0), reverse=True)
+@dataclass(frozen=True)
+class HomeListing:
+    sessions: list[HomeSession]  # the most recently written first (those whose log has no time last)
+    held: int  # the session directories session-state/ holds: more than were read when it holds many
+
+
+def home_sessions(home: Path, limit: int = MAX_LISTED) -> HomeListing:
+    """The sessions under ``home``'s session-state/: the ``limit`` whose events.jsonl was
+    written last (by the file's time, one stat each) are read, so a home of 100,000
+    sessions costs what one of ``limit`` does. OSError when session-state/ cannot be listed."""
+    held = 0
+
+    def candidates():
+        nonlocal held
+        with os.scandir(home / SESSION_STATE) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.is_dir():
+                    continue
+                held += 1
+                yield _written_at(home, entry.name), entry.name
+
+    newest = heapq.nlargest(limit, candidates())
+    found = [read_session(home, name) for _, name in newest]
+    return HomeListing(sorted(found, key=lambda s: (s.modified_at is not None, s.modified_at or 0.0), reverse=True),
+                       held)
+
+
+def _written_at(home: Path, session_id: str) -> float:
+    """When a session's log was last written, by its file's time; -1 when it has none."""
+    try:
+        return os.lstat(events_path(home, session_id)).st_mtime
+    except OSError:
+        return -1.0
 
 
 def read_session(home: Path, session_id: str) -> HomeSession:

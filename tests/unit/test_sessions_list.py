@@ -162,7 +162,7 @@ def test_a_torn_or_odd_log_is_read_as_far_as_it_goes(tmp_path):
     write_session(tmp_path, "torn",
                   event("session.start", "not a time"), event("user.message", "2026-03-01T10:00:00", content=7),
                   {"type": ["no"], "timestamp": "0001-01-01T00:00:00Z"}, raw=b'[1]\n{"type": "user.mess')
-    [session] = home_sessions(tmp_path)
+    [session] = home_sessions(tmp_path).sessions
     assert (session.turns, session.summary, session.unreadable_lines) == (1, None, 2)
     assert session.created_at == session.modified_at == datetime(2026, 3, 1, 10, tzinfo=timezone.utc).timestamp()
     assert session.last_event == "(no type)" and session.closed is False
@@ -388,3 +388,37 @@ def test_show_ids_of_a_home_that_is_not_there_says_so_rather_than_failing(tmp_pa
     monkeypatch.setattr(lab_options, "DEFAULT_HOME", tmp_path / "no-lab-home-yet")
     code, output = listed("--show-ids")
     assert code == 0 and "holds no sessions yet" in output
+
+
+def _sessions_written_in_order(home: Path, count: int) -> None:
+    """``count`` sessions, ``s0`` written first: their logs' file times say so (a listing
+    picks by those, one stat each, before it reads any log)."""
+    for number in range(count):
+        folder = write_session(home, f"s{number}", event("user.message", f"2026-03-0{number + 1}T10:00:00Z",
+                                                         content=f"prompt {number}"))
+        os.utime(folder / "events.jsonl", (1_700_000_000 + number, 1_700_000_000 + number))
+
+
+def test_a_home_of_more_sessions_than_are_listed_reads_only_the_last_written(tmp_path, monkeypatch):
+    _sessions_written_in_order(tmp_path, 5)
+    listing = home_sessions(tmp_path, limit=2)
+    assert [s.session_id for s in listing.sessions] == ["s4", "s3"] and listing.held == 5
+
+    monkeypatch.setattr("handoff.app.sessions.MAX_LISTED", 2)
+    code, output = listed(str(tmp_path))
+    assert code == 0
+    assert output.splitlines()[0].endswith("5 sessions, read from its session-state/ without starting a runtime; "
+                                           "listed: the 2 whose log was written last")
+    assert "prompt 4" in output and "prompt 2" not in output
+
+
+def test_a_folder_of_homes_lists_sessions_up_to_the_limit_in_all_and_names_the_homes_past_it(tmp_path, monkeypatch):
+    for name in ("a", "b", "c"):
+        _sessions_written_in_order(tmp_path / name, 2)
+    monkeypatch.setattr("handoff.app.sessions.MAX_LISTED", 3)
+    code, output = listed(str(tmp_path))
+    assert code == 0
+    assert f"Copilot home {tmp_path / 'a'}: 2 sessions" in output
+    assert f"Copilot home {tmp_path / 'b'}: 2 sessions, read from its session-state/ without starting a runtime; " \
+           f"listed: the 1 whose log was written last" in output
+    assert output.rstrip().endswith("Not read: the other 1 home, past the 3 sessions listed; name one to list it.")
