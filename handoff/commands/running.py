@@ -17,7 +17,7 @@ from handoff.commands.common import (ApiKeyEnvOption, BackendOption, EngineOptio
                                      run_failures)
 from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
-from handoff.report import formats, terminal
+from handoff.report import fit, formats, terminal
 from handoff.report.summary import lab_sentence
 from handoff.runs.store import RUNS_DIR
 
@@ -74,7 +74,7 @@ def run(
     with run_failures():
         done = run_matrix(options, typer.echo, note)
     typer.echo("\n" + terminal.body(done.record, done.judgement, wide))  # after the plan: as `handoff report` prints it
-    note("\n" + done.stored_as())
+    note("\n" + fit.paragraph(done.stored_as()))
     write_outputs(done.record, done.judgement, json_path, html_path, note)
     if said := kept_sessions(done, store):
         note(said)
@@ -103,7 +103,7 @@ def skew(
     with run_failures():
         done = run_grid(runtime or [], sdk or [], fact, topic, jobs, runs_dir or RUNS_DIR, json_path, note)
     typer.echo(formats.rendered(done.record, done.judgement, "table"))
-    note("\n" + done.stored_as())
+    note("\n" + fit.paragraph(done.stored_as()))
     write_outputs(done.record, done.judgement, json_path, None, note)
     raise typer.Exit(done.judgement.exit_code())
 
