@@ -146,6 +146,9 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     # cannot carry them (one started over SSH: sshd passes no environment on). They travel
     # on the worker's stdin, never on a command line, and are never written down.
     secrets: dict[str, str] = {}
+    # On the Copilot-API path: the token the run's witness issued to this step, which its
+    # runtime sends instead of a user's GitHub token (a secret, like ``secrets``).
+    witness_token: str = ""
     # The app's tools (AppTool values) to register on every create and resume.
     tools: tuple[str, ...] = ()
     # AppSetting -> SettingValue: what to pass on every create and resume besides the provider.

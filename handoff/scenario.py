@@ -58,13 +58,17 @@ options. ``expect_tell`` says what the step's tells are expected to come to: ``t
 ``lost-silently`` (the app saw them succeed, and a later resume of the session did not
 have them: a finding, shown as such) or ``unknown``. Left out, a tell is expected to be
 told, and an undeclared silent loss contradicts the scenario.
+Where the SDK's two paths to a model teach different things (a resume without the model
+settings keeps the session's model on the Copilot API, and has none on BYOK), a step's
+``[steps.copilot-api]`` or ``[steps.byok]`` table gives its ``expect`` and ``expect_tell``
+on that path; a run judges each step by its own path's (Scenario.on_path).
 """
 
 from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from handoff.words import Action, HomeKind, HostKind, StepProvider, StepSession, StoreKind, Verdict
 
@@ -97,6 +101,16 @@ class FaultPlan:
 
 
 @dataclass(frozen=True)
+class PathExpectation:
+    """What a step expects on one path to a model (Backend.path: the Copilot API or BYOK),
+    where that differs from what its own fields say."""
+
+    path: str
+    expect: str | tuple[str, ...] | None = None  # None: the step's own
+    expect_tell: str | None = None  # None: the step's own
+
+
+@dataclass(frozen=True)
 class Step:
     name: str
     actions: tuple[str, ...]
@@ -124,6 +138,15 @@ class Step:
     summary: str | None = None  # what the witness's compaction summary keeps (Summary); None: keep
     filler_turns: int = 0  # how many turns each "fill" action takes (a long history)
     flat_store_cost: bool | None = None  # expected of a fill through a database store: cost per turn flat?
+    on_paths: tuple[PathExpectation, ...] = ()  # what it expects instead on one path to a model
+
+    def on_path(self, path: str) -> Step:
+        """The step as a run on ``path`` judges it."""
+        found = next((on for on in self.on_paths if on.path == path), None)
+        if found is None:
+            return self
+        return replace(self, expect=self.expect if found.expect is None else found.expect,
+                       expect_tell=found.expect_tell or self.expect_tell)
 
     @property
     def asks(self) -> bool:
@@ -168,6 +191,11 @@ class Scenario:
     proves_in_short: str = ""
     does_not_prove_in_short: str = ""
     tags: tuple[str, ...] = ()  # e.g. "faults": run only when asked for (handoff run --faults)
+
+    def on_path(self, path: str) -> Scenario:
+        """The scenario as a run on ``path`` (Backend.path) judges it: each step expecting
+        what it expects there."""
+        return replace(self, steps=tuple(step.on_path(path) for step in self.steps))
 
     @property
     def host_kinds(self) -> set[str]:

@@ -12,7 +12,8 @@ from typing import Any
 from handoff.errors import UserError
 from handoff.faults.kinds import AFTER_STEP, KINDS, Needs
 from handoff.inputs import one_line
-from handoff.scenario import AFTER, LEASE_EXPIRED, NAME, NAME_RULE, TAGS, FaultPlan, Scenario, Step
+from handoff.protocol import BYOK_PATH, COPILOT_API_PATH
+from handoff.scenario import AFTER, LEASE_EXPIRED, NAME, NAME_RULE, TAGS, FaultPlan, PathExpectation, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 from handoff.scenario_fields import Fields, read_text
 from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed
@@ -47,6 +48,8 @@ MIN_COUNTED_FILLER_TURNS = 40  # the store's cost is compared over the first and
 MAX_TURN_TIMEOUT_SECONDS = 600.0  # an answer that takes longer is not coming; nor is infinity a time-out
 PRINCIPAL = re.compile(r"[A-Za-z0-9_-]{1,40}")
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,19}")  # it becomes part of a namespace's and a hostname's name
+# A step's tables of what it expects on one path to a model (scenario.py, PathExpectation).
+PATH_TABLES = {"copilot-api": COPILOT_API_PATH, "byok": BYOK_PATH}
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DIR = PROJECT_ROOT / "scenarios"
 
@@ -90,7 +93,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
                          "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings", "summary",
-                         "filler_turns", "flat_store_cost"})
+                         "filler_turns", "flat_store_cost", *PATH_TABLES})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -117,11 +120,15 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         summary=read.get("summary", str, None, tuple(Summary)),
         filler_turns=_filler_turns(read, actions),
         flat_store_cost=_flat_store_cost(read, actions),
+        on_paths=_on_paths(path, table, name),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
                      next((s for s in reversed(earlier) if s.host == step.host), None))
     _step_rules(read, step, scenario_id)
+    for on in step.on_paths:
+        _expectation_rules(Fields(path, table[_table_of(on.path)], f"step '{name}' [{_table_of(on.path)}]"),
+                           step.on_path(on.path))
     if not earlier:
         _first_step_rules(read, step, scenario_id)
     return step
@@ -215,6 +222,11 @@ def _step_rules(read: Fields, step: Step, scenario_id: str | None) -> None:
         raise read.fail("session", "is 'scenario' but the scenario has no session_id to use")
     if step.asks and step.expect is None:
         raise read.fail("expect", "is missing: a step that asks must say which verdict it expects")
+    _expectation_rules(read, step)
+
+
+def _expectation_rules(read: Fields, step: Step) -> None:
+    """What a step's expectations need of its actions (on each path, of that path's)."""
     if step.expect_tell is not None and not step.tells:
         raise read.fail("expect_tell", "is set but the step has no 'tell' turn to judge")
     if step.expect is not None and not step.asks:
@@ -271,6 +283,27 @@ def _fault(path: Path, step: str, index: int, table: Any) -> FaultPlan:
     return FaultPlan(kind=kind, at=read.get("at", str, rules.points[0], rules.points), turn=turn, heal=heal,
                      target=read.get("target", str, rules.targets[0], rules.targets) if rules.targets else None,
                      **options)
+
+
+def _on_paths(path: Path, table: dict[str, Any], name: str) -> tuple[PathExpectation, ...]:
+    found = []
+    for key, model_path in PATH_TABLES.items():
+        if key not in table:
+            continue
+        read = Fields(path, table[key], f"step '{name}' [{key}]") if isinstance(table[key], dict) else None
+        if read is None:
+            raise Fields(path, table, f"step '{name}'").fail(key, "must be a table of expect and expect_tell "
+                                                                   f"([steps.{key}])")
+        read.reject_unknown({"expect", "expect_tell"})
+        if not read.table:
+            raise read.fail("expect", f"is missing: [steps.{key}] says what the step expects on that path")
+        found.append(PathExpectation(model_path, _expect(read),
+                                     read.get("expect_tell", str, None, TELL_EXPECTABLE)))
+    return tuple(found)
+
+
+def _table_of(model_path: str) -> str:
+    return next(key for key, found in PATH_TABLES.items() if found == model_path)
 
 
 def _expect(read: Fields) -> str | tuple[str, ...] | None:

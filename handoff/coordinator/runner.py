@@ -37,7 +37,9 @@ from handoff.words import Command, HostKind, StoreKind
 def run(scenarios: list[Scenario], settings: RunSettings, keep_dir: Path | None = None,
         command: Command = Command.RUN) -> RunRecord:
     """Run the scenarios and return what was observed; ``command`` is what the record is
-    stored as (RUN, or SKEW for a version grid)."""
+    stored as (RUN, or SKEW for a version grid). Each scenario is run, stored and judged
+    as it stands on the backend's path to a model (Scenario.on_path)."""
+    scenarios = [scenario.on_path(settings.backend.path) for scenario in scenarios]
     runtime_path = ready_runtime()
     seen_by_the_hosts(runtime_path, scenarios, settings.remote_hosts)
     store_seen_by_the_hosts(settings.store_url, scenarios)

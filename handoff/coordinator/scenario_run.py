@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from handoff.confined import inside
+from handoff.coordinator.credentials import with_credentials
 from handoff.coordinator.lease_clock import LeaseClock
 from handoff.coordinator.nemesis import Nemesis
 from handoff.coordinator.placement import open_hosts, step_versions, why_not_runnable
@@ -59,8 +60,8 @@ class ScenarioRun:
         self.lease_clock = LeaseClock()
         self.databases = services.databases
         self._own_server = None  # a PostgreSQL server of the scenario's own, when its faults stop one
-        witness = WitnessControl(services.witness_url, services.witness_token) if services.witness_url else None
-        self.driver = StepDriver(services.tracker, self.settings.step_timeout, self.nemesis, witness)
+        self.witness = WitnessControl(services.witness_url, services.witness_token) if services.witness_url else None
+        self.driver = StepDriver(services.tracker, self.settings.step_timeout, self.nemesis, self.witness)
 
     async def run(self) -> ScenarioRecord:
         started = time.monotonic()
@@ -131,7 +132,8 @@ class ScenarioRun:
                                  database=self._own_server, ports=self.services.ports(self.databases))
             versioned, runtime_path = step_versions(step)
             launch = replace(versioned, anonymous_home=step.home == HomeKind.ANONYMOUS, restart=step.restart)
-            spec = self._spec(step, host, home, step_id, runtime_path or self.services.runtime_path, faults)
+            spec = await with_credentials(
+                self._spec(step, host, home, step_id, runtime_path or self.services.runtime_path, faults), self.witness)
             async with self._lent_slot(step.waits_out_a_turn):
                 await self.driver.run(spec, host, home, self.workdir, step_record, faults, target, launch)
             reported = step_record.view().reported_session_id

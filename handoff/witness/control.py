@@ -1,5 +1,6 @@
-"""The coordinator's side of the witness's answer holds (server.py, ResponseHolds): ask it
-to hold the answer to one turn, wait until that request has arrived, release it."""
+"""The coordinator's side of the witness's controls (server.py): its answer holds
+(ResponseHolds: hold the answer to one turn, wait until that request has arrived,
+release it), and on the Copilot-API path a token for each step."""
 
 from __future__ import annotations
 
@@ -35,3 +36,14 @@ class WitnessControl:
 
     async def release(self, scenario: str, step: str, turn: int) -> None:
         await asyncio.to_thread(self._call, "release", scenario, step, turn)
+
+    async def issue(self, principal: str, tags: dict[str, str]) -> str:
+        """A token the witness issues to a step: its requests are then read with ``tags``
+        and recorded as ``principal``'s, whatever headers they carry."""
+        return await asyncio.to_thread(self._issue, principal, tags)
+
+    def _issue(self, principal: str, tags: dict[str, str], timeout: float = 10.0) -> str:
+        request = urllib.request.Request(f"{self.witness_url}{CONTROL}issue?{urlencode({'principal': principal})}",
+                                         data=json.dumps(tags).encode(), method="POST", headers=self.headers)
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read())["token"]

@@ -17,9 +17,12 @@ two APIs apart by path (BYOK's are under ``/v1/``). Measured, request by request
   block the first turn for a minute.
 * ``/copilot_internal/…`` and ``/telemetry/…`` (the GitHub API): 404 at once, harmless.
 
-**Tokens are the principals.** The witness issues one token per principal (``gho_`` and
-random hex, a prefix the runtime accepts) and records which principal sent each request.
-A request with any other token, or none, is answered 401 and recorded as refused. This
+**Tokens name who sent a request.** The witness is given the tokens it is to accept
+(``gho_`` and random hex, a prefix the runtime accepts), each with its holder: for the
+lab, one token per principal; for a run, one per step, so that every request of a step
+is attributed to it by the one thing the runtime always sends, its token, even the
+requests it sends on its own (a compaction's carries none of an app's headers). A
+request with any other token, or none, is answered 401 and recorded as refused. This
 module only decides; the server (server.py) reads the requests and writes the answers.
 """
 
@@ -33,6 +36,9 @@ from urllib.parse import urlsplit
 
 MODELS = ("claude-haiku-4.5", "gpt-5-mini")  # the lab's default model first, then its --model example
 PRINCIPALS = ("alice", "bob")  # one token each: the second shows what another token may do
+# A model's limits as the service lists them: without them the runtime cannot compact a
+# session ("compact" fails), which the compaction rungs do.
+LIMITS = {"max_context_window_tokens": 200_000, "max_prompt_tokens": 128_000, "max_output_tokens": 16_000}
 TOKEN_PREFIX = "gho_"  # a GitHub OAuth token's prefix: the runtime ignores a token without a known one
 CHAT = "/chat/completions"
 MODELS_PATH = "/models"
@@ -40,9 +46,22 @@ GITHUB_MCP = "/mcp/readonly"
 GITHUB_API = ("/copilot_internal/", "/telemetry/")
 
 
+@dataclass(frozen=True)
+class Holder:
+    """Whom a token was issued to: a principal, and for a run's step the tags every
+    request of that step is read with (witness/tags.py: its scenario, step, host, fact),
+    as a BYOK provider's headers would carry them on every request."""
+    principal: str
+    tags: tuple[tuple[str, str], ...] = ()
+
+
+def new_token() -> str:
+    return f"{TOKEN_PREFIX}{secrets.token_hex(18)}"
+
+
 def issue(principals: tuple[str, ...] = PRINCIPALS) -> dict[str, str]:
     """A new token for each principal: token -> principal."""
-    return {f"{TOKEN_PREFIX}{secrets.token_hex(18)}": principal for principal in principals}
+    return {new_token(): principal for principal in principals}
 
 
 def route(path: str) -> str | None:
@@ -62,14 +81,14 @@ def route(path: str) -> str | None:
     return "github" if any(part in f"{clean}/" for part in GITHUB_API) else None
 
 
-def principal(tokens: dict[str, str], authorization: str | None) -> str | None:
-    """The principal whose token a request carries; None for no token or one not issued."""
+def holder(tokens: dict[str, Holder], authorization: str | None) -> Holder | None:
+    """Whose token a request carries; None for no token or one not issued."""
     scheme, _, given = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not given.strip():
         return None
-    for token, name in tokens.items():
+    for token, found in tokens.items():
         if hmac.compare_digest(given.strip().encode(), token.encode()):
-            return name
+            return found
     return None
 
 
@@ -84,7 +103,8 @@ def models() -> dict[str, Any]:
     """The model list, in the shape both the runtime and the SDK read."""
     return {"object": "list", "data": [
         {"id": model, "name": model, "object": "model", "vendor": "handoff", "version": model,
-         "capabilities": {"type": "chat", "family": model, "supports": {"streaming": True, "tool_calls": True}}}
+         "capabilities": {"type": "chat", "family": model, "supports": {"streaming": True, "tool_calls": True},
+                          "limits": LIMITS}}
         for model in MODELS]}
 
 

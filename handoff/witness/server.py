@@ -120,7 +120,7 @@ def witness(body: dict[str, Any], headers: dict[str, str]) -> tuple[Evidence, Re
 
 MAX_BODY_BYTES = 64 << 20  # a runtime's request is ~42 KB, a long session's some MB
 HOLD_SECONDS = 600.0  # a held answer is given up after this, so no thread waits forever
-CONTROL = "/_handoff/"  # the coordinator's own endpoints: hold, held, release
+CONTROL = "/_handoff/"  # the coordinator's own endpoints: hold, held, release, issue
 
 
 class ResponseHolds:
@@ -164,7 +164,8 @@ class _Handler(BaseHTTPRequestHandler):
     api_key: str | None = None  # when set, every request must carry `Authorization: Bearer <key>`
     run_token: str | None = None  # when set, every request must carry it in RUN_HEADER (_from_the_run)
     upstream: str | None = None  # relay mode: the real endpoint's base URL (…/v1) requests go on to
-    tokens: dict[str, str] = {}  # the Copilot-API path: token -> principal, the tokens this witness issued
+    tokens: dict[str, copilot_api.Holder] = {}  # the Copilot-API path: the tokens this witness issued
+    issuing: threading.Lock  # one step's token at a time: each makes a new dict, read without a lock
     tally: Tally  # what it saw, counted (tally.py)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
@@ -203,15 +204,17 @@ class _Handler(BaseHTTPRequestHandler):
         return False
 
     def _control(self) -> bool:
-        """The coordinator's endpoints (hold, held, release), never relayed or recorded."""
+        """The coordinator's endpoints (hold, held, release, issue), never relayed or recorded."""
         if not self.path.startswith(CONTROL):
             return False
         parts = urlsplit(self.path)
         query = {name: values[0] for name, values in parse_qs(parts.query).items()}
         key = (query.get("scenario"), query.get("step"), query.get("turn"))
         action = parts.path.removeprefix(CONTROL)
-        self._body()
-        if action == "hold":
+        body = self._body()
+        if action == "issue":
+            self._issue(query.get("principal"), body)
+        elif action == "hold":
             self.holds.want(key)
             self._send_json(200, {"wanted": True})
         elif action == "held":
@@ -223,6 +226,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"message": f"no control {action}"}})
         return True
 
+    def _issue(self, principal: str | None, body: bytes) -> None:
+        """A new token for a run's step on the Copilot-API path: its principal, and (the
+        body, a JSON object) the tags its every request is to be read with."""
+        try:
+            tags = json.loads(body or b"{}")
+        except ValueError:
+            tags = None
+        if self.run_token is None:  # only a run's coordinator, who proves it with the run's token
+            self._send_json(403, {"error": {"message": "this witness issues no tokens: it serves no run"}})
+            return
+        if not principal or not isinstance(tags, dict) or not all(
+                isinstance(name, str) and isinstance(value, str) for name, value in tags.items()):
+            self._send_json(400, {"error": {"message": "issue takes ?principal= and a JSON object of tags"}})
+            return
+        token = copilot_api.new_token()
+        with self.issuing:  # a new dict each time: a request matching tokens meanwhile reads the one before
+            type(self).tokens = {**self.tokens, token: copilot_api.Holder(principal, tuple(sorted(tags.items())))}
+        self._send_json(200, {"token": token})
+
     def _copilot_api(self) -> bool:
         """A request to the Copilot service or the GitHub API (copilot_api.py), answered
         here whole; False for any other. Its token is its authority, for a run's witness
@@ -231,18 +253,18 @@ class _Handler(BaseHTTPRequestHandler):
         kind = copilot_api.route(self.path) if self.tokens else None  # a witness that issued none has no such path
         if kind is None:
             return False
-        principal = copilot_api.principal(self.tokens, self.headers.get("authorization"))
-        if principal is None:  # refused before its body is read: a stranger's request costs nothing
+        holder = copilot_api.holder(self.tokens, self.headers.get("authorization"))
+        if holder is None:  # refused before its body is read: a stranger's request costs nothing
             self._skip_body()
             self._answer_call(copilot_api.REFUSED, None)
         elif self._length() is None:
             self._skip_body()
-            self._answer_call(copilot_api.Answer(413, {"message": f"a body is at most {MAX_BODY_BYTES} bytes"}), principal)
+            self._answer_call(copilot_api.Answer(413, {"message": f"a body is at most {MAX_BODY_BYTES} bytes"}), holder)
         elif kind == "chat" and self.command == "POST":
-            self._chat(self._body(), principal)
+            self._chat(self._body(), holder)
         else:
             self._body()
-            self._answer_call(copilot_api.answer(kind), principal)
+            self._answer_call(copilot_api.answer(kind), holder)
         return True
 
     def _length(self) -> int | None:
@@ -264,7 +286,8 @@ class _Handler(BaseHTTPRequestHandler):
         """Leave a refused request's body unread, and the connection with it."""
         self.close_connection = True
 
-    def _answer_call(self, answer: copilot_api.Answer, principal: str | None) -> None:
+    def _answer_call(self, answer: copilot_api.Answer, holder: copilot_api.Holder | None) -> None:
+        principal = holder.principal if holder else None
         self.evidence_log.write_call(Call(time.time(), self.command, self.path, answer.status, principal))
         self.tally.call(principal)
         self._send_json(answer.status, answer.body)
@@ -297,15 +320,18 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._chat(self._body())
 
-    def _chat(self, raw: bytes, principal: str | None = None) -> None:
-        """Answer a chat request (relayed, in relay mode), recorded first; ``principal``:
+    def _chat(self, raw: bytes, holder: copilot_api.Holder | None = None) -> None:
+        """Answer a chat request (relayed, in relay mode), recorded first; ``holder``:
         whose token sent it, on the Copilot-API path."""
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError as error:
             self._send_json(400, {"error": {"message": f"body is not JSON: {error}"}})
             return
-        headers = self._lower_headers()
+        # A step's token says what its request belongs to, whatever the request's own
+        # headers say or leave out (the runtime's compaction request carries none of them).
+        headers = {**self._lower_headers(), **dict(holder.tags if holder else ())}
+        principal = holder.principal if holder else None
         held = tuple(headers.get(TAG_HEADERS[name]) for name in ("scenario", "step", "turn"))
         if self.upstream:
             self.holds.arrive(held)
@@ -420,10 +446,13 @@ def make_server(host: str, port: int, evidence_path: Path | None, api_key: str |
     """``api_key``: when given, BYOK requests without ``Authorization: Bearer <api_key>`` get 401.
     ``upstream``: relay every BYOK request to that endpoint instead of answering (see relay.py).
     ``run_token``: when given, BYOK requests without it in RUN_HEADER get 403 and leave no trace.
-    ``tokens``: the Copilot API's tokens (token -> principal); any other gets 401."""
+    ``tokens``: the Copilot API's tokens (token -> principal); any other gets 401, unless
+    the run's coordinator had the witness issue it to a step (CONTROL, ``issue``)."""
     handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key,
                                                    "upstream": upstream, "holds": ResponseHolds(),
-                                                   "run_token": run_token, "tokens": dict(tokens or {}),
+                                                   "run_token": run_token,
+                                                   "tokens": {t: copilot_api.Holder(p) for t, p in (tokens or {}).items()},
+                                                   "issuing": threading.Lock(),
                                                    "tally": Tally()})
     host = host.removeprefix("[").removesuffix("]")  # an IPv6 address as a URL writes it
     server = type("WitnessServer", (ThreadingHTTPServer,), {"address_family": _family(host)})((host, port), handler)

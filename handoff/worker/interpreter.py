@@ -117,10 +117,11 @@ class Interpreter:
     def _new_runtime(self) -> Runtime:
         # The provider is not stored with the session: every runtime is given it again,
         # unless the step is there to show what happens when it is not.
-        source = None if self.spec.without_provider else model_source(self.backend, self.spec.witness_url, self.spec.tags)
+        source = model_source(self.backend, self.spec.witness_url, self.spec.tags, token=self.spec.witness_token or None,
+                              without_provider=self.spec.without_provider)
         return Runtime(self.runtime_path, str(self.home), source, files=self.store.files,
                        tools=app_tools(self.spec.tools, self.fact, self.spec.settings, self._hold_inside_tool),
-                       options=session_options(self.spec.settings, source.model if source else None, self.home,
+                       options=session_options(self.spec.settings, (source.model or None) if source else None, self.home,
                                                self._hold_inside_permission))
 
     async def run(self) -> bool:

@@ -90,15 +90,34 @@ function secret(spec, name) {
   return (name && (process.env[name] || spec.secrets?.[name])) || undefined;
 }
 
-// handoff/worker/model.py's model_source, for this SDK's options.
+// The variables a user's own GitHub token may be in: the runtime must see only the witness's.
+const GITHUB_TOKEN_VARIABLES = ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"];
+
+// The Copilot service: the real one, or the witness's (its URL for both of the runtime's
+// APIs, the token it issued to this step, the step's tags on every turn).
+function copilotService(spec, backend) {
+  if (backend.kind === "witness-copilot-api") {
+    if (!spec.witness_url || !spec.witness_token) throw new Error("the witness's Copilot API needs its URL and a token it issued");
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !GITHUB_TOKEN_VARIABLES.includes(name)));
+    return {
+      model: backend.model || undefined, provider: undefined, gitHubToken: spec.witness_token, turnHeaders: { ...(spec.tags ?? {}) },
+      env: { ...env, COPILOT_API_URL: spec.witness_url, COPILOT_DEBUG_GITHUB_API_URL: spec.witness_url },
+    };
+  }
+  const token = secret(spec, backend.token_env);
+  if (!token) throw new Error(`$${backend.token_env} is no longer set: set it to a GitHub token that may use Copilot`);
+  return { model: backend.model, provider: undefined, gitHubToken: token };
+}
+
+// handoff/worker/model.py's model_source, for this SDK's options. Without the provider:
+// on BYOK nothing; on the Copilot API the client's token and service stay, the model goes.
 function modelSettings(spec) {
   const backend = { kind: "witness", model: "handoff-witness", ...spec.backend };
-  if (spec.without_provider) return { model: undefined, provider: undefined, gitHubToken: undefined };
-  if (backend.kind === "copilot") {
-    const token = secret(spec, backend.token_env);
-    if (!token) throw new Error(`$${backend.token_env} is no longer set: set it to a GitHub token that may use Copilot`);
-    return { model: backend.model, provider: undefined, gitHubToken: token };
+  if (backend.kind === "copilot" || backend.kind === "witness-copilot-api") {
+    const service = copilotService(spec, backend);
+    return spec.without_provider ? { ...service, model: undefined } : service;
   }
+  if (spec.without_provider) return { model: undefined, provider: undefined, gitHubToken: undefined };
   let baseUrl = `${spec.witness_url}/v1`, apiKey = WITNESS_KEY;
   if (backend.kind === "openai-compatible") {
     apiKey = backend.api_key_env ? secret(spec, backend.api_key_env) : NO_KEY;
@@ -204,12 +223,14 @@ class Worker {
     const settings = modelSettings(spec);
     this.model = settings.model;
     this.provider = settings.provider;
+    this.turnHeaders = settings.turnHeaders ?? {};
     this.client = new CopilotClient({
       connection: RuntimeConnection.forStdio({ path: spec.runtime_path || defaultRuntime() }),
       baseDirectory: this.home,
       gitHubToken: settings.gitHubToken,
       useLoggedInUser: false,
       sessionFs: spec.store ? SESSION_FS : undefined,
+      env: settings.env,
     });
   }
 
@@ -318,7 +339,7 @@ class Worker {
     const started = performance.now();
     this.turns += 1;
     const seenOnTheWire = (this.spec.backend?.kind ?? "witness") !== "copilot";
-    const requestHeaders = seenOnTheWire ? { [TURN_HEADER]: String(this.turns) } : {};
+    const requestHeaders = seenOnTheWire ? { ...this.turnHeaders, [TURN_HEADER]: String(this.turns) } : {};
     const reply = await this.session.sendAndWait({ prompt, requestHeaders }, (this.spec.turn_timeout ?? 60) * 1000);
     await this.registered("turned", prompt);
     emit({

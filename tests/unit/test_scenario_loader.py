@@ -291,3 +291,37 @@ def test_every_shipped_scenario_says_in_a_rung_line_of_100_columns_what_it_prove
 def test_every_kind_of_turn_needs_a_session_opened_before_it(tmp_path, turn):
     message = load_error(tmp_path, HEADER + step(actions=f'["{turn}", "resume"]', extra=""))
     assert f"has the turn '{turn}' before any create or resume" in message
+
+
+def test_a_step_says_what_it_expects_on_one_path_and_a_run_judges_it_by_its_own():
+    from handoff.protocol import BYOK_PATH, COPILOT_API_PATH
+
+    text = HEADER + STEP_A + step(extra='expect = "no-provider"\n[steps.copilot-api]\nexpect = "kept"')
+    loaded = load_text(text)
+    assert loaded.on_path(BYOK_PATH).steps[1].expect == "no-provider"
+    assert loaded.on_path(COPILOT_API_PATH).steps[1].expect == "kept"
+    assert loaded.on_path(COPILOT_API_PATH).on_path(COPILOT_API_PATH) == loaded.on_path(COPILOT_API_PATH)
+    told = HEADER + step("A", '["create", "tell", "close"]', 'expect_tell = "failed-loudly"\n[steps.byok]\n'
+                                                              'expect_tell = "told"')
+    assert load_text(told).on_path(BYOK_PATH).steps[0].expect_tell == "told"
+    assert load_text(told).on_path(COPILOT_API_PATH).steps[0].expect_tell == "failed-loudly"
+
+
+@pytest.mark.parametrize("table, says", [
+    ('copilot-api = "kept"', "field 'copilot-api' must be a table of expect and expect_tell"),
+    ('[steps.copilot-api]\nexpect = "kept"\nprovider = "passed"', "[copilot-api]: field 'provider'"),
+    ('[steps.byok]\n', "[byok]: field 'expect' is missing"),
+    ('[steps.copilot-api]\nexpect = "gone"', "[copilot-api]: field 'expect'"),
+    ('[steps.copilot-api]\nexpect = ["kept", "kept"]', "[copilot-api]: field 'expect' lists 2 verdict(s)"),
+    ('[steps.byok]\nexpect_tell = "told"', "[byok]: field 'expect_tell' is set but the step has no 'tell'"),
+])
+def test_what_a_step_expects_on_a_path_is_checked_like_its_own(tmp_path, table, says):
+    assert says in load_error(tmp_path, HEADER + STEP_A + step(extra=f'expect = "kept"\n{table}'))
+
+
+def load_text(text: str):
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        return load(write(Path(folder), text))

@@ -3,6 +3,9 @@ service's, whose token sent one, and a model list the SDK reads."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import pytest
 from copilot.client import ModelInfo
 
@@ -28,11 +31,12 @@ def test_a_request_s_principal_is_whose_issued_token_it_carries():
     assert sorted(tokens.values()) == sorted(copilot_api.PRINCIPALS)
     assert all(token.startswith(copilot_api.TOKEN_PREFIX) and len(token) == 40 for token in tokens)
     alice = next(token for token, name in tokens.items() if name == "alice")
-    assert copilot_api.principal(tokens, f"Bearer {alice}") == "alice"
-    assert copilot_api.principal(tokens, f"bearer {alice}") == "alice"  # the runtime writes both
+    holders = {token: copilot_api.Holder(name) for token, name in tokens.items()}
+    assert copilot_api.holder(holders, f"Bearer {alice}") == copilot_api.Holder("alice")
+    assert copilot_api.holder(holders, f"bearer {alice}") == copilot_api.Holder("alice")  # the runtime writes both
     for refused in (None, "", "Bearer", f"Token {alice}", f"Bearer {alice}x", f"Bearer {alice[:-1]}",
                     "Bearer gho_000000000000000000000000000000000000"):
-        assert copilot_api.principal(tokens, refused) is None
+        assert copilot_api.holder(holders, refused) is None
     assert copilot_api.issue() != tokens  # new tokens for every witness
 
 
@@ -84,3 +88,4 @@ def test_the_tally_stays_small_whatever_the_chats_state():
         tally.chat("alice", {f"topic {number}": "v"})
     lines = tally.lines()
     assert len(lines) == 1 + 20 + 1 and lines[-1] == "Other facts, not told apart: stated 980 more time(s)."
+

@@ -1,0 +1,41 @@
+"""What a worker gives the SDK as its model, per path (worker/model.py): a BYOK provider
+or the Copilot service. A step that leaves out the provider shows what is not stored
+with a session: on BYOK that is everything (no endpoint, no key); on the Copilot API only
+the model is left out, since the token and the service are the client's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from handoff.protocol import COPILOT, WITNESS, WITNESS_COPILOT_API, Backend
+from handoff.worker.model import model_source
+from handoff.worker.sdk import CopilotService, Provider
+
+URL = "http://10.0.0.1:4000"
+TAGS = {"x-handoff-step": "B"}
+
+
+def test_byok_gives_the_witness_as_a_provider_and_nothing_without_it():
+    source = model_source(Backend(WITNESS, "handoff-witness"), URL, TAGS)
+    assert isinstance(source, Provider) and source.base_url == f"{URL}/v1" and source.headers == TAGS
+    assert model_source(Backend(WITNESS, "handoff-witness"), URL, TAGS, without_provider=True) is None
+
+
+def test_the_copilot_api_keeps_the_service_and_token_and_leaves_out_only_the_model():
+    backend = Backend(WITNESS_COPILOT_API, "claude-haiku-4.5")
+    given = model_source(backend, URL, TAGS, token="gho_step")
+    left_out = model_source(backend, URL, TAGS, token="gho_step", without_provider=True)
+    for source in (given, left_out):
+        assert isinstance(source, CopilotService)
+        assert (source.github_token, source.api_url, source.headers) == ("gho_step", URL, TAGS)
+    assert given.model == "claude-haiku-4.5" and left_out.model == ""
+    with pytest.raises(ValueError):
+        model_source(backend, URL, TAGS)  # no token: the witness would refuse every request
+
+
+def test_the_real_service_without_its_settings_keeps_the_token_as_the_witness_s_does(monkeypatch):
+    monkeypatch.setenv("COPILOT_GITHUB_TOKEN", "gho_users_own")
+    backend = Backend(COPILOT, "claude-haiku-4.5", token_env="COPILOT_GITHUB_TOKEN")
+    given, left_out = model_source(backend), model_source(backend, without_provider=True)
+    assert (given.model, given.github_token, given.api_url) == ("claude-haiku-4.5", "gho_users_own", None)
+    assert (left_out.model, left_out.github_token) == ("", "gho_users_own")
