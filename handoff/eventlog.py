@@ -29,8 +29,10 @@ from handoff.protocol import EventLog
 
 SESSION_STATE = "session-state"  # a home's folder of sessions, one folder each
 # The longest event log read: 10,000 events of a long session are ~15 MB (bench/growth.py's
-# items); a log larger than this is refused unread, not read whole into memory.
-MAX_LOG_BYTES = 256 << 20
+# items); a log larger than this is refused unread, not read whole into memory. Reading
+# one costs up to some eight times its size (its lines, then each decoded as text, four
+# bytes a character when one needs them: a 250 MB log took 2.2 GB), so 64 MB at most.
+MAX_LOG_BYTES = 64 << 20
 # A 2,000-turn session's log holds about 11,000 events of some 40 values each: only a log
 # of many tiny values within MAX_LOG_BYTES reaches this (200,000 lines of 70 keys each took
 # `sessions list` to 2.4 GB).

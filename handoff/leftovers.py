@@ -89,7 +89,8 @@ class Leftover:
     @property
     def why(self) -> str:
         """Why it is a leftover, to say beside it."""
-        return f"its run, pid {self.owner}, is gone" if self.owner else "no process uses it any more"
+        # (a pid is used again: the run is gone although that pid may now be another process)
+        return f"the run that made it (pid {self.owner} then) is gone" if self.owner else "no process uses it any more"
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from handoff import inputs
 from handoff.errors import UserError
 from handoff.eventlog import SESSION_STATE
 from handoff.runs.store import RECORD, Found, NoSuchRun, load, run_ids
-from handoff.stores.database import SqliteDatabase, connect, redacted, sqlite_url
+from handoff.stores.database import READ_SECONDS, SqliteDatabase, connect, redacted, sqlite_url
 from handoff.stores.homes import homes_below, is_home
 from handoff.stores.registry import RegisteredSession
 
@@ -148,6 +148,9 @@ def registries(url: str, owner: str | None = None) -> list[tuple[str, list[Regis
         return kept_registries(database, owner)
     except database.errors as error:  # a registry of another shape, a damaged file, a server that went away
         cause = " ".join(str(error).split()) or type(error).__name__
+        if cause == "interrupted":  # SqliteDatabase's bound on a read
+            cause = (f"reading it took more than {READ_SECONDS:.0f} s, far more than a registry this tool writes takes "
+                     f"(does a table compute its values?)")
         raise UserError(f"cannot read the session registry in {redacted(url)}: {cause}") from None
     finally:
         database.close()

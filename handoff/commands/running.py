@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import textwrap
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -157,5 +156,5 @@ def lab(
         raise fail("interrupted; the witness model and the runtime were stopped", ExitCode.INTERRUPTED)
     if kept and code == 0:  # after the transcript, which keeps the lab's own shape: what it proved, on stderr
         second = bool(resume or resume_most_recent)  # (a lab that did not show it kept has said why already)
-        note("\n" + textwrap.fill(lab_sentence(kept.judgement, second), 100))
+        note("\n" + fit.fill(lab_sentence(kept.judgement, second), 100))
     raise typer.Exit(code)

@@ -14,12 +14,31 @@ import tabulate as tabulating
 from tabulate import tabulate
 
 DEFAULT_WIDTH = 100
+# The most of one text (a cell, a paragraph) a terminal is shown. Text read back from a
+# stored run can be of any length, and wrapping one long word costs time that grows with
+# its square (textwrap): 10 million characters took minutes. A person reads no more.
+MAX_SHOWN = 4_000
 NARROWEST = 10  # a column is not wrapped narrower than this (or its header): narrower reads badly
 GAP = 2  # tabulate's "simple" format puts two spaces between columns
 
 
 def terminal_width() -> int:
     return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
+def shown(text: str) -> str:
+    """``text``, cut to MAX_SHOWN characters, saying how much more there was."""
+    return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN]}… ({len(text) - MAX_SHOWN:,} more characters)"
+
+
+def wrap(text: str, width: int, **options: Any) -> list[str]:
+    """textwrap.wrap of the text as shown (:func:`shown`)."""
+    return textwrap.wrap(shown(text), width, **options)
+
+
+def fill(text: str, width: int, **options: Any) -> str:
+    """textwrap.fill of the text as shown (:func:`shown`)."""
+    return textwrap.fill(shown(text), width, **options)
 
 
 def _longest_line(value: Any) -> int:
@@ -62,7 +81,7 @@ def column_widths(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: 
     # knapsack over the columns: a few columns, a terminal's width in all).
     best: dict[int, tuple[int, tuple[int, ...]]] = {0: (0, ())}
     for i in range(count):
-        costs = {wide: cost(i, wide) for wide in range(floor[i], natural[i] + 1)}
+        costs = {wide: cost(i, wide) for wide in range(floor[i], min(natural[i], room) + 1)}
         grown: dict[int, tuple[int, tuple[int, ...]]] = {}
         for total, (lines, chosen) in best.items():
             for wide, more in costs.items():
@@ -79,7 +98,7 @@ def _wrapped(value: Any, width: int | None) -> Any:
     if width is None:
         return value
     return "\n".join(piece for line in str(value).splitlines() or [""]
-                     for piece in textwrap.wrap(line, width, break_on_hyphens=False) or [""])
+                     for piece in textwrap.wrap(line, width, break_on_hyphens=False) or [""])  # cut in table()
 
 
 @contextlib.contextmanager
@@ -99,7 +118,7 @@ def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int | No
     terminal's by default): its columns in ``wraps`` (all by default) wrap as far as
     they need to; a table that still does not fit is shown a block a row (:func:`records`).
     ``unpadded``: headers are not widened by tabulate's two spaces."""
-    rows = [list(row) for row in rows]
+    rows = [[shown(cell) if isinstance(cell, str) else cell for cell in row] for row in rows]
     width = width or terminal_width()
     padding = 0 if unpadded else tabulating.MIN_PADDING
     limits = column_widths(rows, headers, width, wraps, padding)
@@ -132,12 +151,12 @@ def paragraph(text: str, width: int | None = None) -> str:
     width = width or terminal_width()
     if len(text) <= width:
         return text
-    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
+    return "\n".join(wrap(text, width, break_on_hyphens=False)) or shown(text)
 
 
 def labelled(label: str, text: str, indent: int, width: int | None = None) -> list[str]:
     """``label`` padded to ``indent``, then ``text`` wrapped to ``width``, every later line
     starting under the text's first."""
     room = max((width or terminal_width()) - indent, 20)
-    lines = textwrap.wrap(text, room, break_on_hyphens=False) or [""]
+    lines = wrap(text, room, break_on_hyphens=False) or [""]
     return [f"{label:<{indent}}{lines[0]}"] + [" " * indent + line for line in lines[1:]]

@@ -8,7 +8,6 @@ report` prints a stored grid exactly as `handoff skew` printed it.
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass
 
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
@@ -91,7 +90,7 @@ def _summary(judgement: RunJudgement) -> str:
 
 
 def _wrapped(text: str, indent: str = "") -> str:
-    return textwrap.fill(text, width=110, initial_indent=indent, subsequent_indent=indent + "    ")
+    return fit.fill(text, width=110, initial_indent=indent, subsequent_indent=indent + "    ")
 
 
 def render(record: RunRecord, judgement: RunJudgement) -> str:

@@ -14,7 +14,6 @@ explanation: the view for someone checking the evidence rather than learning the
 
 from __future__ import annotations
 
-import textwrap
 
 from tabulate import tabulate
 
@@ -49,8 +48,8 @@ def plan(fact: Fact, scenarios: int, jobs: int, backend: Backend, command: Comma
     else:
         doing = (f"Plan: {cells.plural(scenarios, 'scenario')}, {min(jobs, scenarios) or 1} at a time; every step is a "
                  f"new worker process with its own Copilot runtime.")
-    lines += textwrap.wrap(doing, fit.terminal_width(), subsequent_indent="  ")
-    lines += textwrap.wrap(f"Model: {_model(backend)}", fit.terminal_width(), subsequent_indent="  ")
+    lines += fit.wrap(doing, fit.terminal_width(), subsequent_indent="  ")
+    lines += fit.wrap(f"Model: {_model(backend)}", fit.terminal_width(), subsequent_indent="  ")
     return "\n".join(lines)
 
 
@@ -178,11 +177,11 @@ def rung_lines(record: RunRecord, judgement: RunJudgement, width: int = WIDTH) -
 
 def _fitted(line: str) -> str:
     """A rung line within the terminal: a long reason goes on, indented, on the lines below."""
-    return textwrap.fill(line, fit.terminal_width(), subsequent_indent="  ", break_on_hyphens=False)
+    return fit.fill(line, fit.terminal_width(), subsequent_indent="  ", break_on_hyphens=False)
 
 
 def _wrapped(text: str) -> str:
-    return textwrap.fill(text, width=fit.terminal_width(), initial_indent="  ", subsequent_indent="      ")
+    return fit.fill(text, width=fit.terminal_width(), initial_indent="  ", subsequent_indent="      ")
 
 
 def explained(scenario: ScenarioJudgement) -> list[str]:
@@ -214,7 +213,7 @@ def summary(judgement: RunJudgement) -> str:
     text = (f"{cells.plural(len(judgement.scenarios), 'scenario')}, {cells.plural(len(judged), 'judged turn')}, "
             f"{held} as expected")
     text += what_went_wrong(judgement)
-    return textwrap.fill(text, fit.terminal_width(), subsequent_indent="  ", break_on_hyphens=False)
+    return fit.fill(text, fit.terminal_width(), subsequent_indent="  ", break_on_hyphens=False)
 
 
 def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
@@ -244,7 +243,7 @@ def what_was_proved(record: RunRecord, judgement: RunJudgement) -> str:
         return ""
     # The condition leads its own words, which wrap under it: a column of conditions
     # would leave a fifth of every line empty, and the answer must fit one screen.
-    rows = [textwrap.fill(f"{line.condition} — {line.text()}", fit.terminal_width(), initial_indent="  ",
+    rows = [fit.fill(f"{line.condition} — {line.text()}", fit.terminal_width(), initial_indent="  ",
                           subsequent_indent="      ", break_on_hyphens=False) for line in found]
     return "\n".join([fit.paragraph(conditions.headline(judgement, found)), *rows])
 

@@ -120,6 +120,22 @@ def _thread_written() -> int | None:
     return None
 
 
+# What reading a SQLite file someone gave may cost. A table can compute its values (a
+# generated column, rewritten into the schema by hand): a value of a hundred million
+# characters for each of 10,000 rows made a listing run for hours. No value the tool reads
+# is longer than READ_VALUE_BYTES, and a read that takes longer than READ_SECONDS is
+# stopped (SQLite asks every PROGRESS_STEPS instructions), saying so.
+READ_VALUE_BYTES = 1 << 20
+READ_SECONDS = 30.0
+PROGRESS_STEPS = 10
+
+
+def _bounded(connection: sqlite3.Connection) -> None:
+    connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, READ_VALUE_BYTES)
+    deadline = time.monotonic() + READ_SECONDS
+    connection.set_progress_handler(lambda: time.monotonic() > deadline, PROGRESS_STEPS)
+
+
 class SqliteDatabase(Database):
     placeholder = "?"
     errors = (sqlite3.Error,)
@@ -135,6 +151,7 @@ class SqliteDatabase(Database):
                 # What is only read may hold text that is not UTF-8 (a file from elsewhere):
                 # it is shown with replacement characters, never a failed read.
                 connection.text_factory = lambda data: data.decode("utf-8", "replace")
+                _bounded(connection)
             else:
                 connection = sqlite3.connect(path, isolation_level=None, timeout=30)
             connection.execute("SELECT count(*) FROM sqlite_master").fetchone()  # is it a database at all?

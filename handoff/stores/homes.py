@@ -26,6 +26,9 @@ from handoff.protocol import LATEST_TIME
 from handoff.stores.registry import MAX_LISTED
 
 SUMMARY_LENGTH = 200  # as much of the first prompt as the registry keeps as its summary
+# What one listing reads of logs in all, however many sessions it lists: 10,000 sessions of
+# MAX_LOG_BYTES each would take hours. The sessions past it are listed, not read.
+MAX_READ_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,27 @@ def home_sessions(home: Path, limit: int = MAX_LISTED) -> HomeListing:
                 yield _written_at(home, entry.name), entry.name
 
     newest = heapq.nlargest(limit, candidates())
-    found = [read_session(home, name) for _, name in newest]
+    found, budget = [], MAX_READ_BYTES
+    for _, name in newest:  # the logs read in all are bounded too: each may be up to MAX_LOG_BYTES
+        size = _size(events_path(home, name))
+        if size > budget:
+            found.append(_unread(name, f"not read: this listing has read {MAX_READ_BYTES >> 20:,} MB of logs already"))
+            continue
+        budget -= size
+        found.append(read_session(home, name))
     return HomeListing(sorted(found, key=lambda s: (s.modified_at is not None, s.modified_at or 0.0), reverse=True),
                        held)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _unread(session_id: str, problem: str) -> HomeSession:
+    return HomeSession(session_id, None, None, 0, None, None, None, problem=problem)
 
 
 def _written_at(home: Path, session_id: str) -> float:
@@ -108,12 +129,13 @@ def _written_at(home: Path, session_id: str) -> float:
 def read_session(home: Path, session_id: str) -> HomeSession:
     path = events_path(home, session_id)
     if not path.is_file():  # also a FIFO or a device in its place: never opened
-        return HomeSession(session_id, None, None, 0, None, None, None, problem="no events.jsonl")
+        return _unread(session_id, "no events.jsonl")
     try:
         events, unreadable = read_events(path)
     except OSError as error:
-        return HomeSession(session_id, None, None, 0, None, None, None,
-                           problem=f"cannot read events.jsonl: {error.strerror or error}")
+        return _unread(session_id, f"cannot read events.jsonl: {error.strerror or error}")
+    except MemoryError:  # a log within the bounds, under a memory limit lower still
+        return _unread(session_id, "cannot read events.jsonl: more than this process's memory holds")
     created_by = summarize(events, unreadable).created_by
     times = [t for t in (_seconds(event) for event in events) if t is not None]
     prompts = [event for event in events if event.get("type") == "user.message"]

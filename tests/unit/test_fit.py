@@ -83,3 +83,16 @@ def test_every_listing_command_fits_80_and_100_columns(stored, monkeypatch, colu
         assert result.exit_code in (0, 1, 4), (command, result.output)  # 4: a run with turns not judged
         assert widest(result.output) <= int(columns), (command, [line for line in result.output.splitlines()
                                                                  if len(line) > int(columns)])
+
+
+def test_text_of_any_length_is_shown_cut_to_what_a_person_reads():
+    """A stored run's texts come back at any length: a table, a paragraph or a label's text
+    shows MAX_SHOWN characters of one and says how many more there were (wrapping ten
+    million characters whole took minutes)."""
+    huge = "7" * 1_000_000
+    said = f"…({1_000_000 - fit.MAX_SHOWN:,}morecharacters)"  # as it reads with its spaces and breaks taken out
+    for shown in (fit.paragraph(huge, 100), "\n".join(fit.labelled("runtime", huge, 10, 100)),
+                  fit.table([["a", huge], ["b", "short"]], ["name", "value"], width=100), fit.fill(huge, 80)):
+        assert said in "".join(shown.split()) and shown.count("7") == fit.MAX_SHOWN
+    assert fit.shown("short") == "short"
+    assert fit.column_widths([["a", huge]], ["name", "value"], 100) == [None, 94]

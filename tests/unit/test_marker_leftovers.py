@@ -24,7 +24,7 @@ def test_a_marker_nobody_holds_open_is_a_leftover_and_one_held_open_is_not(tmp_p
 
 
 def test_a_leftover_without_an_owner_is_said_to_be_unused_not_of_run_pid_0():
-    assert leftovers.Leftover("namespace", "handoff-x", 4242).why == "its run, pid 4242, is gone"
+    assert leftovers.Leftover("namespace", "handoff-x", 4242).why == "the run that made it (pid 4242 then) is gone"
     assert leftovers.Leftover("marker", "/x/inuse.7.hold", 0).why == "no process uses it any more"
 
 

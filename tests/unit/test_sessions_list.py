@@ -422,3 +422,49 @@ def test_a_folder_of_homes_lists_sessions_up_to_the_limit_in_all_and_names_the_h
     assert f"Copilot home {tmp_path / 'b'}: 2 sessions, read from its session-state/ without starting a runtime; " \
            f"listed: the 1 whose log was written last" in output
     assert output.rstrip().endswith("Not read: the other 1 home, past the 3 sessions listed; name one to list it.")
+
+
+def test_a_registry_whose_table_computes_costly_values_is_stopped_and_said_so(tmp_path, monkeypatch):
+    """A table can compute its values (a generated column written into the schema by
+    hand): each row's costs what its expression does, however few bytes the file holds.
+    Reading a store someone gave stops after READ_SECONDS: exit 2, saying why."""
+    from handoff.stores.registry import SCHEMA
+
+    path = tmp_path / "store.db"
+    computed = SCHEMA.replace("turns INTEGER NOT NULL DEFAULT 0", "n INTEGER, turns INTEGER GENERATED ALWAYS AS (n) VIRTUAL")
+    assert computed != SCHEMA
+    with contextlib.closing(sqlite3.connect(path)) as database:
+        database.execute(computed)
+        database.executemany("INSERT INTO session_registry (session_id, owner, created_at, created_on, runtime_version, "
+                             "n) VALUES (?, 'o', 1, 'h', '1.0.102', 1)", [(f"s{n}",) for n in range(2_000)])
+        database.execute("PRAGMA writable_schema = ON")  # as one can by hand: each row's turns now cost 900 KB
+        database.execute("UPDATE sqlite_master SET sql = replace(sql, 'AS (n)', 'AS (length(printf(''%.*c'', "
+                         "900000 + n, ''x'')))') WHERE name = 'session_registry'")
+        database.commit()
+    monkeypatch.setattr("handoff.stores.database.READ_SECONDS", 0.5)
+    code, output = listed(str(path))
+    assert code == 2 and "took more than" in output and "does a table compute its values?" in output
+
+
+def test_a_listing_reads_so_many_bytes_of_logs_in_all_and_lists_the_rest_unread(tmp_path, monkeypatch):
+    _sessions_written_in_order(tmp_path, 3)
+    size = (tmp_path / "session-state" / "s0" / "events.jsonl").stat().st_size
+    monkeypatch.setattr("handoff.stores.homes.MAX_READ_BYTES", 2 * size)
+    found = {s.session_id: s for s in home_sessions(tmp_path).sessions}
+    assert found["s2"].turns == found["s1"].turns == 1 and found["s2"].problem is None  # the last written, read
+    assert found["s0"].turns == 0 and "not read: this listing has read" in found["s0"].problem
+    assert listed(str(tmp_path))[0] == 0
+
+
+def test_a_log_that_memory_cannot_hold_is_listed_as_unreadable(tmp_path, monkeypatch):
+    from handoff.stores import homes
+
+    _sessions_written_in_order(tmp_path, 1)
+
+    def out_of_memory(path):
+        raise MemoryError
+
+    monkeypatch.setattr(homes, "read_events", out_of_memory)
+    [session] = home_sessions(tmp_path).sessions
+    assert session.problem == "cannot read events.jsonl: more than this process's memory holds"
+    assert listed(str(tmp_path))[0] == 0
