@@ -22,10 +22,10 @@ from handoff.errors import UserError
 from handoff.inputs import network_url, one_line, utf8
 from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, WITNESS, WITNESS_COPILOT_API, WITNESS_MODEL, Backend
 
-# What --backend takes. `witness` is the witness on the command's own path (the lab's: the
-# Copilot API; the matrix's, until it moves: BYOK); `witness-byok` is always the witness
-# as a BYOK provider. Stored, each is the kind of what ran (protocol.py), so a run stored
-# before the lab moved still says BYOK.
+# What --backend takes. `witness` is the witness as the GitHub Copilot API (the lab's path,
+# every command's default); `witness-byok` is the witness as a BYOK provider. Stored, each
+# is the kind of what ran (protocol.py), so a run stored before the default moved still
+# says BYOK.
 WITNESS_BYOK = "witness-byok"
 KINDS = (WITNESS, WITNESS_BYOK, COPILOT, OPENAI_COMPATIBLE)
 DEFAULT_COPILOT_MODEL = "claude-haiku-4.5"
@@ -69,10 +69,10 @@ def explain(backend: Backend, message: str) -> str | None:
 
 
 def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: str | None,
-           environ: Mapping[str, str] | None = None, witness: str = WITNESS) -> Backend:
+           environ: Mapping[str, str] | None = None, api_model: str = "") -> Backend:
     """Validate the backend options; every problem is a UserError naming the option.
-    ``witness``: what `--backend witness` is for this command (WITNESS or WITNESS_COPILOT_API);
-    on the Copilot API, a model not given is left empty: the one ``list_models`` offers."""
+    ``api_model``: the model on the witness's Copilot API when none is given (empty: the
+    lab's, the one ``list_models`` offers)."""
     environ = os.environ if environ is None else environ
     if kind not in KINDS:
         raise UserError(f"--backend {kind}: choose one of {', '.join(KINDS)}")
@@ -84,9 +84,9 @@ def choose(kind: str, model: str | None, provider_url: str | None, api_key_env: 
         for option, value in (("--provider-url", provider_url), ("--api-key-env", api_key_env)):
             if value:
                 raise UserError(f"{option} is for --backend {OPENAI_COMPATIBLE} (the backend is {kind})")
-    if kind in (WITNESS, WITNESS_BYOK):
-        if kind == WITNESS and witness == WITNESS_COPILOT_API:
-            return Backend(WITNESS_COPILOT_API, model or "")
+    if kind == WITNESS:
+        return Backend(WITNESS_COPILOT_API, model or api_model)
+    if kind == WITNESS_BYOK:
         return Backend(WITNESS, model or WITNESS_MODEL)
     if kind == COPILOT:
         token_env = next((name for name in TOKEN_VARIABLES if environ.get(name, "").strip()), None)

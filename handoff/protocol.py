@@ -108,6 +108,11 @@ class Backend(msgspec.Struct, frozen=True):
         return text
 
 
+# What a run's steps use unless told otherwise: the witness as the GitHub Copilot API (the
+# lab's path), naming the model the lab's sample picks (one the witness lists).
+DEFAULT_RUN_BACKEND = Backend(WITNESS_COPILOT_API, "claude-haiku-4.5")
+
+
 # --- coordinator -> worker ------------------------------------------------------------
 
 class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -11,7 +11,6 @@ from handoff.app.outputs import read_by_the_tool, write_html
 from handoff.lab.calls import created_by
 from handoff.lab.options import DEFAULT_HOME, LabOptions
 from handoff.lab.runner import run_lab
-from handoff.protocol import WITNESS_COPILOT_API
 from handoff.runs import store as runs
 from handoff.words import Command
 
@@ -21,7 +20,7 @@ def lab_options(backend: str, model: str | None, provider_url: str | None, api_k
     """The lab's options from the command's: the model backend chosen, the places of the
     HTML report and of the stored run, and the fact checked (``choices``: session_id,
     resume, resume_most_recent, third_turn, show_calls, which the lab checks itself)."""
-    chosen = backends.choose(backend, model, provider_url, api_key_env, witness=WITNESS_COPILOT_API)  # the lab's path
+    chosen = backends.choose(backend, model, provider_url, api_key_env)
     if html_path is not None:
         inputs.writable_file(html_path, "--html", keep=read_by_the_tool(runs_dir))
     inputs.writable_directory(runs_dir, "--runs-dir")

@@ -16,7 +16,7 @@ from handoff.errors import UserError
 from handoff.fact import DEFAULT_TOPIC, DEFAULT_VALUE
 from handoff.hosts.ssh import SshTarget
 from handoff.stores import database
-from handoff.protocol import WITNESS
+from handoff.protocol import DEFAULT_RUN_BACKEND, WITNESS
 from handoff.report import terminal
 from handoff.report.progress import Progress
 from handoff.runs import costs
@@ -52,7 +52,8 @@ class MatrixOptions:
 def run_matrix(options: MatrixOptions, say: Say, note: Say) -> Executed:
     """Check the options, run the chosen scenarios and keep what they observed. The plan
     is said (``say``) once the run's own checks have passed; notes go to ``note``."""
-    backend = backends.choose(options.backend, options.model, options.provider_url, options.api_key_env)
+    backend = backends.choose(options.backend, options.model, options.provider_url, options.api_key_env,
+                              api_model=DEFAULT_RUN_BACKEND.model)
     fact = inputs.fact(options.fact, options.topic)
     chosen = _chosen(options)
     remote = remote_hosts(options.hosts, chosen)

@@ -18,12 +18,12 @@ FactOption = Annotated[str, typer.Option(help="The value the model is asked to r
 TopicOption = Annotated[str, typer.Option(help="What the value is a favourite of.")]
 # The model backend options, shared by `run` and `lab` (see handoff.backends).
 BackendOption = Annotated[str, typer.Option(
-    help="Where the model comes from: witness (embedded; in the lab as the GitHub Copilot API, in a run as a BYOK "
-         "provider), witness-byok (embedded, as a BYOK provider), copilot (the GitHub Copilot service; token from "
-         "COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN) or openai-compatible (--provider-url, e.g. Ollama).")]
+    help="Where the model comes from: witness (embedded, as the GitHub Copilot API: the lab's path), witness-byok "
+         "(embedded, as a BYOK provider), copilot (the GitHub Copilot service; token from COPILOT_GITHUB_TOKEN, "
+         "GH_TOKEN or GITHUB_TOKEN) or openai-compatible (--provider-url, e.g. Ollama).")]
 ModelOption = Annotated[Optional[str], typer.Option(
-    help="Model id. Default: in the lab, the one list_models offers (claude-haiku-4.5), in a run handoff-witness; "
-         "claude-haiku-4.5 with --backend copilot; required with openai-compatible.")]
+    help="Model id. Default: claude-haiku-4.5 (in the lab, the one list_models offers); handoff-witness with "
+         "--backend witness-byok; required with openai-compatible.")]
 ProviderUrlOption = Annotated[Optional[str], typer.Option(
     help="openai-compatible: the endpoint, e.g. http://localhost:11434/v1.")]
 ApiKeyEnvOption = Annotated[Optional[str], typer.Option(

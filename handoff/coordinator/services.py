@@ -36,7 +36,7 @@ from handoff.hosts.network import Lan, NetworkError
 from handoff.hosts.ssh import SshTarget
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
-from handoff.protocol import OPENAI_COMPATIBLE, Backend
+from handoff.protocol import DEFAULT_RUN_BACKEND, OPENAI_COMPATIBLE, Backend
 from handoff.scenario import Scenario
 from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.stores.shared import RunDatabases
@@ -55,7 +55,7 @@ class RunSettings:
 
     fact: Fact = Fact()
     jobs: int = 1
-    backend: Backend = Backend()
+    backend: Backend = DEFAULT_RUN_BACKEND
     remote_hosts: dict[str, SshTarget] = field(default_factory=dict)  # --host NAME=ssh://...
     store_url: str | None = None  # --store: a PostgreSQL server of the user's
     fork_workers: bool = True  # workers are forked from a zygote that has the SDK imported

@@ -100,7 +100,9 @@ def _observed(setting: str, value: str, seen: tuple[Evidence, ...], first: tuple
     shown = f"{then or 'none'} -> {now or 'none'}"
     if value == SettingValue.OMITTED:
         return shown, RESIDENT if now is not None and now == then else RESUPPLY
-    return shown, RESUME_WINS if now == value or (now and now.endswith(f"-{value}")) else RESIDENT
+    # Changed: what the requests carried is no longer what the first step's did (a model's
+    # other name is the path's: worker/model.py, second_model).
+    return shown, RESUME_WINS if now is not None and now != then else RESIDENT
 
 
 def _value(setting: str, seen: tuple[Evidence, ...]) -> str | None:

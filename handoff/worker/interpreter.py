@@ -13,6 +13,7 @@ import contextlib
 import os
 import socket
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
@@ -35,7 +36,7 @@ from handoff.protocol import (
 from handoff.runtime_locator import locate_runtime
 from handoff.stores.database import redacted
 from handoff.witness.tags import TAG_HEADERS, filler_turn
-from handoff.worker.model import model_source
+from handoff.worker.model import model_source, second_model
 from handoff.worker.sdk import SDK_VERSION, Runtime
 from handoff.worker.sessions import GuardedSessions, Sessions
 from handoff.worker.store import DatabaseStore, HomeStore, StoreCost, open_store
@@ -122,7 +123,7 @@ class Interpreter:
         return Runtime(self.runtime_path, str(self.home), source, files=self.store.files,
                        tools=app_tools(self.spec.tools, self.fact, self.spec.settings, self._hold_inside_tool),
                        options=session_options(self.spec.settings, (source.model or None) if source else None, self.home,
-                                               self._hold_inside_permission))
+                                               self._hold_inside_permission, partial(second_model, self.backend)))
 
     async def run(self) -> bool:
         started = time.monotonic()

@@ -14,6 +14,7 @@ from typing import Mapping
 
 from handoff.errors import UserError
 from handoff.protocol import COPILOT, OPENAI_COMPATIBLE, WITNESS_COPILOT_API, Backend
+from handoff.witness.copilot_api import MODELS
 from handoff.worker.sdk import CopilotService, Provider
 
 NO_KEY = "no-key-configured"  # an endpoint such as Ollama ignores the key; the runtime needs one
@@ -57,3 +58,12 @@ def _copilot_service(backend: Backend, witness_url: str | None, headers: dict[st
     if not token:
         raise UserError(f"${backend.token_env} is no longer set: set it to a GitHub token that may use Copilot")
     return CopilotService(backend.model, token)
+
+
+def second_model(backend: Backend, model: str) -> str:
+    """Another model than ``model``, for a step that changes it on resume: on the witness's
+    Copilot API another it lists (the service refuses, or ignores, one it does not list);
+    elsewhere a name of its own, which a BYOK provider answers to."""
+    if backend.kind == WITNESS_COPILOT_API:
+        return next(name for name in MODELS if name != model)
+    return f"{model}-second"

@@ -4,12 +4,15 @@ result instead of in a user's message, and its other settings (a step's ``settin
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from handoff.fact import Fact
+from handoff.protocol import Backend
 from handoff.witness.tags import SYSTEM_NOTE
 from handoff.words import AppSetting, AppTool, SettingValue
+from handoff.worker.model import second_model
 from handoff.worker.sdk import RegisteredTool, SessionOptions
 
 TOPIC_PARAMETERS = {"type": "object", "properties": {"topic": {"type": "string", "description": "what the favourite is of"}},
@@ -37,15 +40,15 @@ def _built(tool: AppTool, fact: Fact, asks_permission: bool,
 
 
 # What the app passes for each value of a setting: a note the witness records from the
-# system prompt (SYSTEM_NOTE), a directory under the step's home, the provider's model or
-# another name.
+# system prompt (SYSTEM_NOTE), a directory under the step's home, the model or another
+# (``second``: the path's, worker/model.py).
 WORKING_DIRECTORY = "workdir-{value}"
-SECOND_MODEL = "{model}-second"
 MEMORY_MODES = {SettingValue.FIRST: "system-prompt", SettingValue.SECOND: "user-prompt"}
 
 
 def session_options(settings: dict[str, str], model: str | None, home: Path,
-                    asked: Callable[[], Awaitable[None]] | None = None) -> SessionOptions:
+                    asked: Callable[[], Awaitable[None]] | None = None,
+                    second: Callable[[str], str] | None = None) -> SessionOptions:
     """The SessionOptions for a step's ``settings`` (AppSetting -> SettingValue); a setting
     the step leaves out is passed as every other step passes it. ``asked`` is awaited as the
     app's permission handler is asked (the worker's hold inside a permission request)."""
@@ -56,7 +59,7 @@ def session_options(settings: dict[str, str], model: str | None, home: Path,
     if value(AppSetting.MODEL) == SettingValue.OMITTED:
         chosen_model = None
     elif value(AppSetting.MODEL) == SettingValue.SECOND and model:
-        chosen_model = SECOND_MODEL.format(model=model)
+        chosen_model = (second or partial(second_model, Backend()))(model)
     note = value(AppSetting.SYSTEM_MESSAGE)
     directory = value(AppSetting.WORKING_DIRECTORY)
     working_directory = None

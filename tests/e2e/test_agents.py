@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from handoff.protocol import COPILOT_API_PATH
 from handoff.report.resupply import RESIDENT, RESUME_WINS, RESUPPLY, rows
 from handoff.witness.tags import COMPACTION
 from handoff.words import AppTool, ReplyKind
@@ -54,10 +55,14 @@ def test_memory_carries_nothing_to_a_new_session_offline(matrix):
 
 
 def test_the_resupply_table_says_what_the_app_must_pass_again(matrix):
+    """On the matrix's path: on BYOK the provider must be passed again; on the Copilot API
+    (the default) the token is the client's, and a resume without the model keeps it."""
     found = {(row.setting, row.on_resume): row.finding for row in rows(matrix.record)}
+    on_the_api = matrix.record.options.backend.path == COPILOT_API_PATH
     assert found == {
         ("model", "omitted"): RESIDENT, ("model", "changed"): RESUME_WINS,
         ("system-message", "omitted"): RESUPPLY, ("system-message", "changed"): RESUME_WINS,
         ("working-directory", "omitted"): RESIDENT, ("working-directory", "changed"): RESUME_WINS,
-        ("permission-handler", "omitted"): RESUPPLY, ("tools", "omitted"): RESUPPLY, ("provider", "omitted"): RESUPPLY,
+        ("permission-handler", "omitted"): RESUPPLY, ("tools", "omitted"): RESUPPLY,
+        ("provider", "omitted"): RESIDENT if on_the_api else RESUPPLY,
     }

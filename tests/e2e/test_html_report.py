@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from handoff.protocol import ActionDone, ActionFailed, Turn
+from handoff.protocol import COPILOT_API_PATH, ActionDone, ActionFailed, Turn
 from handoff.report.formats import rendered
 from handoff.report.outcomes import judged_turns
 from handoff.report.redact import for_display
@@ -108,7 +108,8 @@ def test_every_scenario_has_a_diagram_with_its_lanes_and_arrows(opened, matrix):
         lanes = svg.locator("g.lane").evaluate_all("gs => gs.map(g => g.dataset.lane)")
         assert lanes == expected_lanes(scenario), scenario.name
         titles = svg.locator("g.lane text.title").all_text_contents()
-        assert "coordinator" in titles and "witness model" in titles
+        model_lane = "witness as Copilot API" if matrix.record.options.backend.path == COPILOT_API_PATH else "witness model"
+        assert "coordinator" in titles and model_lane in titles
         for step in scenario.steps:
             ready = step.view().ready
             if ready is not None:  # each worker's pid and host (or container), under its name

@@ -105,3 +105,26 @@ def test_copilot_is_judged_on_the_answer_and_explains_a_failure(tmp_path):
     skipped = next(turn for turn in turns if turn["scenario"] == "cross-machine-shared-dir")
     assert skipped["verdict"] == "skipped" and "no route to the Copilot service" in skipped["reason"]
     assert token not in done.stdout + done.stderr + out.read_text()
+
+
+def test_the_byok_lesson_is_one_option_away(tmp_path):
+    """The default path is the Copilot API (a resume without the model keeps the
+    session's); `--backend witness-byok` is BYOK, where the same steps have no model to ask
+    and the provider must be passed again. The run says which path it took."""
+    out = tmp_path / "run.json"
+    done = handoff_run("resume-without-provider", "resupply-on-resume", "--backend", "witness-byok", "--json", str(out),
+                       env=dict(os.environ))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Model: the witness model as a BYOK provider" in done.stdout
+    turns = _turns(out)
+    asked = {(turn["scenario"], turn["step"]): turn["verdict"] for turn in turns if turn["kind"] == "ask"}
+    assert (asked["resume-without-provider", "B"], asked["resume-without-provider", "C"]) == ("no-provider", "kept")
+    told = [turn for turn in turns if turn["scenario"] == "resupply-on-resume" and turn["step"] == "provider-omitted"]
+    assert [turn["verdict"] for turn in told] == ["failed-loudly"]
+    assert json.loads(out.read_text())["record"]["options"]["backend"]["kind"] == "witness"  # stored as what ran
+
+
+def test_a_backend_typo_is_one_line_and_exit_2():
+    done = handoff_run("cross-process", "--backend", "witnes", env=dict(os.environ))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "--backend witnes: choose one of witness, witness-byok, copilot, openai-compatible" in done.stderr

@@ -13,7 +13,7 @@ TOKEN = "github_pat_UNIT_TEST_TOKEN_0123"
 
 
 def test_witness_is_the_default_and_needs_nothing():
-    assert choose("witness", None, None, None, environ={}) == Backend("witness", "handoff-witness")
+    assert choose("witness", None, None, None, environ={}) == Backend("witness-copilot-api", "")
 
 
 @pytest.mark.parametrize("variable", backends.TOKEN_VARIABLES)
@@ -145,12 +145,15 @@ def test_preflight_leaves_the_other_backends_alone():
     backends.preflight(Backend("witness", "handoff-witness"), environ={})
 
 
-def test_witness_is_the_command_s_own_path_and_witness_byok_is_always_byok():
-    assert choose("witness", None, None, None, {}) == Backend(WITNESS, WITNESS_MODEL)  # a run: BYOK, until the matrix moves
-    assert choose("witness", None, None, None, {}, witness=WITNESS_COPILOT_API) == Backend(WITNESS_COPILOT_API, "")
-    assert choose("witness", "gpt-5-mini", None, None, {}, witness=WITNESS_COPILOT_API).model == "gpt-5-mini"
-    for witness in (WITNESS, WITNESS_COPILOT_API):
-        assert choose("witness-byok", None, None, None, {}, witness=witness) == Backend(WITNESS, WITNESS_MODEL)
+def test_witness_is_the_copilot_api_and_witness_byok_is_byok():
+    from handoff.protocol import DEFAULT_RUN_BACKEND
+    from handoff.witness.copilot_api import MODELS
+
+    assert choose("witness", None, None, None, {}) == Backend(WITNESS_COPILOT_API, "")  # the lab: list_models picks
+    run = choose("witness", None, None, None, {}, api_model=DEFAULT_RUN_BACKEND.model)
+    assert run == DEFAULT_RUN_BACKEND and run.model in MODELS  # a run names one the witness lists
+    assert choose("witness", "gpt-5-mini", None, None, {}, api_model="x").model == "gpt-5-mini"
+    assert choose("witness-byok", None, None, None, {}, api_model="x") == Backend(WITNESS, WITNESS_MODEL)
     assert Backend(WITNESS_COPILOT_API, "").seen_on_the_wire
 
 

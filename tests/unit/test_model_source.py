@@ -39,3 +39,11 @@ def test_the_real_service_without_its_settings_keeps_the_token_as_the_witness_s_
     given, left_out = model_source(backend), model_source(backend, without_provider=True)
     assert (given.model, given.github_token, given.api_url) == ("claude-haiku-4.5", "gho_users_own", None)
     assert (left_out.model, left_out.github_token) == ("", "gho_users_own")
+
+
+def test_a_changed_model_is_one_the_path_answers_to():
+    from handoff.witness.copilot_api import MODELS
+    from handoff.worker.model import second_model
+
+    assert second_model(Backend(WITNESS_COPILOT_API, MODELS[0]), MODELS[0]) in MODELS[1:]  # the service lists it
+    assert second_model(Backend(WITNESS, "handoff-witness"), "handoff-witness") == "handoff-witness-second"
