@@ -1,9 +1,10 @@
 """Benchmark 4: wall time of the scenario matrix at --jobs $(nproc), how far that is from
 the floor the runtimes' own CPU sets, and where the rest of its CPU time goes.
 
-``handoff run [SCENARIOS] --jobs $(nproc)`` as a subprocess, as a user runs it; with
-``--matrix-serial`` also ``--jobs 1``, alternating (1, N, N, 1, 1, N, ...) so neither
-setting always runs on a warmer or quieter machine.
+``handoff run [SCENARIOS] --jobs $(nproc)`` as a subprocess, as a user runs it, on both
+paths to the model: the default (the witness as the GitHub Copilot API, the lab's path)
+and ``--backend witness-byok``; with ``--matrix-serial`` also ``--jobs 1``; the settings
+alternate (A, B, B, A, ...) so none always runs on a warmer or quieter machine.
 A run counts only if it exits 0, i.e. every scenario came out as its file expects; the
 others are listed with their exit code. Each run starts its own witness, PostgreSQL
 server and simulated LAN, as a user's run does.
@@ -34,6 +35,7 @@ from bench.report import Section, Table
 from bench.stats import Summary, fmt
 
 MATRIX_TIMEOUT_SECONDS = 900.0
+BYOK = "witness-byok"  # the other path, run beside the default
 
 
 NEW_INTERPRETER_HOSTS = ("container", "ssh")  # a worker there cannot be forked from this machine's zygote
@@ -94,15 +96,18 @@ class Setting:
 
     jobs: int
     baseline: Path | None = None  # another checkout, set up with `make setup`
+    backend: str | None = None  # --backend, when not the default path (the Copilot API)
 
     @property
     def label(self) -> str:
-        return f"--jobs {self.jobs}" + (f" (baseline {self.baseline.name})" if self.baseline else "")
+        return (f"--jobs {self.jobs}" + (f" --backend {self.backend}" if self.backend else "")
+                + (f" (baseline {self.baseline.name})" if self.baseline else ""))
 
     def command(self, scenarios: list[str], results_json: Path, runs_dir: Path) -> list[str]:
         if self.baseline:  # an older checkout may not know --runs-dir, nor this --json shape
             return [str(self.baseline / ".venv" / "bin" / "handoff"), "run", *scenarios, "--jobs", str(self.jobs)]
-        return handoff_command("run", *scenarios, "--jobs", str(self.jobs), "--json", str(results_json),
+        backend = ["--backend", self.backend] if self.backend else []
+        return handoff_command("run", *scenarios, "--jobs", str(self.jobs), *backend, "--json", str(results_json),
                                "--runs-dir", str(runs_dir))
 
 
@@ -113,6 +118,7 @@ async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | No
     section = Section("matrix", "4. Matrix wall time at --jobs $(nproc), next to the runtimes' floor",
                       method=__doc__.split("\n", 3)[3].strip() + f"\n\nMeasured: {what}.")
     settings = [Setting(1), Setting(parallel)] if serial and parallel > 1 else [Setting(parallel)]
+    settings.append(Setting(parallel, backend=BYOK))
     if baseline is not None:
         settings.append(Setting(parallel, baseline))
     walls: dict[Setting, list[float]] = {setting: [] for setting in settings}
@@ -154,6 +160,12 @@ async def run(bench: Bench, runs: int, scenarios: list[str], baseline: Path | No
         section.findings.append(
             f"--jobs {parallel} finishes in {many.median / one.median:.2f}× the time of --jobs 1 "
             f"(speed-up {one.median / many.median:.2f}× on {parallel} cores; ratio of medians).")
+    byok = Summary.of(walls[Setting(parallel, backend=BYOK)])
+    if byok and many:
+        section.findings.append(
+            f"On the Copilot API's path (the default) the matrix took {many.median / 1000:.1f} s at --jobs {parallel}; "
+            f"on BYOK, alternated with it in this run, {byok.median / 1000:.1f} s: **{many.median / byok.median:.2f}× "
+            f"the BYOK matrix's time** (ratio of medians).")
     if baseline is not None:
         before = Summary.of(walls[settings[-1]])
         if before and many:
