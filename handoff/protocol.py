@@ -92,7 +92,7 @@ class Backend(msgspec.Struct, frozen=True):
             key = f"key from ${self.api_key_env}" if self.api_key_env else "no key"
             return f"OpenAI-compatible endpoint {self.provider_url} as a BYOK provider, model {self.model}, {key}"
         if self.kind == WITNESS_COPILOT_API:
-            return f"the witness model as the GitHub Copilot API ({self.model or 'model from list_models'})"
+            return f"the witness model as the Copilot API ({self.model or 'model from list_models'})"
         return f"the witness model as a BYOK provider ({self.model})"
 
     def secret_env(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:

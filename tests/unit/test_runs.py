@@ -218,4 +218,4 @@ def test_runs_and_diff_say_which_path_to_the_model_each_run_took(tmp_path, monke
     same = runner.invoke(app, ["diff", "aaaaaa", "aaaaaa", "--runs-dir", str(tmp_path)]).output
     assert "different paths" not in same
     shown = runner.invoke(app, ["report", "bbbbbb", "--runs-dir", str(tmp_path)]).output
-    assert "Model: the witness model as the GitHub Copilot API" in shown
+    assert "Model: the witness model as the Copilot API" in shown
