@@ -179,3 +179,35 @@ def test_psycopgs_words_for_a_store_it_could_not_reach_are_an_outage_not_a_lost_
     [asked] = judge_scenario(record, FACT).turns
     assert (asked.verdict, asked.evidence) == (Verdict.FAILED_LOUDLY, Basis.RUNTIME_ERROR)
     assert asked.reason == f"resume failed, the store was out: {message}"
+
+
+# --- what a time-out rested on (hand-made mutants of waited_out and _undelivered) ----------------
+
+def _log(**values) -> EventLog:
+    return EventLog(t=0.0, session_id="sid", found=True, **values)
+
+
+def test_a_time_out_names_when_the_log_has_the_answer_only_when_it_has_both_the_answer_and_its_time():
+    from handoff.checker.checks import waited_out
+
+    timed = ActionFailed(t=0.0, action="ask", message="Timeout", turn=1, timeout_s=20)
+    both = waited_out(timed, _log(last_prompt="q", last_reply="a", last_reply_ms=6000))
+    assert both == "no answer within 20 s; the session's log has the answer at +6.0 s"
+    for log in (_log(last_prompt="q", last_reply=None, last_reply_ms=6000), _log(last_prompt="q", last_reply="a"),
+                None):
+        assert waited_out(timed, log) == "no answer within 20 s"  # (a time without an answer, or none)
+    assert waited_out(TIMEOUT, _log(last_reply="a", last_reply_ms=1)) is None  # no time-out: no time
+
+
+def test_an_ask_is_undelivered_only_when_it_failed_and_the_log_holds_an_answer_to_it():
+    from handoff.checker.checks import _undelivered
+    from handoff.checker.verdicts import StepFacts
+
+    def facts(failures, log) -> StepFacts:
+        return StepFacts("B", "local", "shared", "home", None, log, (), failures, None, (), True, 0, False, ())
+
+    answered = _log(last_prompt=OTHER.question_prompt, last_reply="Champions, of course.")
+    no_reply = _log(last_prompt=OTHER.question_prompt)
+    for failures, log in (((), answered), ((TIMEOUT,), no_reply), ((TIMEOUT,), None)):
+        assert _undelivered(facts(failures, log), [True], OTHER, Backend()) is None, (failures, log)
+    assert _undelivered(facts((TIMEOUT,), answered), [True], OTHER, Backend())[0] == Verdict.UNDELIVERED
