@@ -211,3 +211,15 @@ def test_an_ask_is_undelivered_only_when_it_failed_and_the_log_holds_an_answer_t
     for failures, log in (((), answered), ((TIMEOUT,), no_reply), ((TIMEOUT,), None)):
         assert _undelivered(facts(failures, log), [True], OTHER, Backend()) is None, (failures, log)
     assert _undelivered(facts((TIMEOUT,), answered), [True], OTHER, Backend())[0] == Verdict.UNDELIVERED
+
+
+def test_a_step_that_neither_tells_nor_asks_and_died_gets_its_line_not_a_tell_of_its_own():
+    """A step that only resumes and closes, whose worker died: nothing was told, so nothing
+    can have failed to be told; it keeps its one line (and a step that tells does not)."""
+    quiet = Step("B", ("resume", "close"))
+    died = step("B", READY, done("resume"))  # no finished event: the worker is gone
+    [line] = judge_scenario(ScenarioRecord("s", Scenario("s", "T", "P", "D", (quiet,)), [died]), FACT).turns
+    assert line.kind == "step" and line.verdict is None
+    telling = Step("B", ("resume", "tell", "close"))
+    [told] = judge_scenario(ScenarioRecord("s", Scenario("s", "T", "P", "D", (telling,)), [died]), FACT).turns
+    assert told.kind == "tell" and told.verdict is not None
