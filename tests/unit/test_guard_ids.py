@@ -201,3 +201,18 @@ def test_every_refused_id_that_carries_something_is_redacted_without_a_digit_of_
 ])
 def test_a_hidden_id_says_in_a_few_words_which_rule_hid_it(rule, label):
     assert rule_label(rule) == label
+
+
+# Numbers as their own country writes them, that no other region of PHONE_REGIONS reads as
+# a valid number (libphonenumber's example numbers): each region is needed to find its own.
+OWN_REGION_NUMBERS = {"US": "5002345678", "DE": "08001234567890", "BR": "11961234567", "ES": "810123456",
+                      "IT": "899123456"}
+
+
+@pytest.mark.parametrize(("region", "digits"), list(OWN_REGION_NUMBERS.items()))
+def test_a_number_written_as_its_own_country_writes_it_is_found(region, digits, monkeypatch):
+    from handoff.guard import ids
+
+    assert ids.phone_number_at(f"ref-{digits}") == 4
+    monkeypatch.setattr(ids, "PHONE_REGIONS", tuple(r for r in ids.PHONE_REGIONS if r != region))
+    assert ids.phone_number_at(f"ref-{digits}") is None  # what reads it is that region, no other
