@@ -152,7 +152,8 @@ def configured(environ: Mapping[str, str] | None = None) -> list[tuple[str, bool
     environ = os.environ if environ is None else environ
     token_env = next((name for name in TOKEN_VARIABLES if environ.get(name, "").strip()), None)
     return [
-        (WITNESS, True, "ready (embedded, the default)", None),
+        (WITNESS, True, "ready (embedded, the default): the Copilot API, the lab's path", None),
+        (WITNESS_BYOK, True, "ready (embedded): as a BYOK provider", None),
         (COPILOT, token_env is not None,
          f"token present in ${token_env} (not checked: that needs the service)" if token_env
          else "no token in COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN", None if token_env else TOKEN_HINT),

@@ -251,7 +251,7 @@ def other_versions() -> Section:
 def model_backends() -> Section:
     status = {True: OK, False: MISSING, None: INFO}
     lines = [Line(status[usable], kind, detail, hint) for kind, usable, detail, hint in backends.configured()]
-    return Section("Model backends (handoff lab --backend ...)", lines)
+    return Section("Model backends (handoff run and lab --backend ...)", lines)
 
 
 def state() -> Section:

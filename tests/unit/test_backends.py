@@ -101,8 +101,8 @@ def test_other_errors_are_not_the_backends():
 def test_doctor_view_names_the_variable_only():
     rows = {kind: (usable, detail) for kind, usable, detail, _ in backends.configured({"GH_TOKEN": TOKEN})}
     assert rows["copilot"] == (True, "token present in $GH_TOKEN (not checked: that needs the service)")
-    assert rows["witness"][0] is True and rows["openai-compatible"][0] is None
-    assert backends.configured({})[1][1] is False
+    assert rows["witness"][0] is rows["witness-byok"][0] is True and rows["openai-compatible"][0] is None
+    assert {kind: usable for kind, usable, _, _ in backends.configured({})}["copilot"] is False
 
 
 def test_a_token_check_that_never_reached_github_is_not_called_a_refusal():
