@@ -41,3 +41,17 @@ def test_every_request_is_attributed_to_its_step_and_principal_by_its_token(on_t
     compactions = [e for e in on_the_api.scenario("compaction-tool-fact-dropped").evidence
                    if e.interaction == COMPACTION]
     assert compactions and all(e.step == "A" and e.fact_sent is not None for e in compactions)
+
+
+def test_a_second_token_lists_reads_and_resumes_the_first_token_s_session(on_the_api):
+    """token-second-token: bob's token sees alice's session, her first message as its
+    summary, and gets answered from her history; the guard refuses him."""
+    steps = on_the_api.steps("token-second-token")
+    alice_session = steps["alice"].reported_session_id
+    done = {action.action: action for action in steps["bob-raw"].actions}
+    assert alice_session in done["list"].listed
+    assert done["metadata"].found is True and done["metadata"].summary == on_the_api.fact.remember_prompt
+    [resumed] = [e for e in on_the_api.scenario("token-second-token").evidence if e.step == "bob-raw"]
+    assert resumed.principal == "bob" and resumed.fact_sent is True
+    raw, guarded = on_the_api.asked("token-second-token")
+    assert (raw.verdict, guarded.verdict) == (Verdict.KEPT, Verdict.REFUSED)
