@@ -137,3 +137,35 @@ def test_no_answer_or_no_readable_time_gives_no_reply_time():
 def test_a_line_nested_deeper_than_the_parser_goes_is_one_unreadable_line():
     deep = b"[" * 100_000 + b"]" * 100_000
     assert parse_events(deep + b'\n{"type": "session.start"}\n') == ([{"type": "session.start"}], 1)
+
+
+def timed(kind, at, **data):
+    return {"type": kind, "timestamp": at, "data": data}
+
+
+def test_event_types_are_the_runtimes_own_words_exactly():
+    """A log whose types are written in another case is not one the runtime wrote: none of
+    them counts as a start, a close, a resume, a prompt or an answer."""
+    events = [timed("Session.Start", "2026-03-01T10:00:00Z", copilotVersion="1.0.102"),
+              timed("User.Message", "2026-03-01T10:00:01Z", content="q"),
+              timed("Assistant.Message", "2026-03-01T10:00:02Z", content="a"),
+              timed("SESSION.SHUTDOWN", "2026-03-01T10:00:03Z"), timed("Session.Resume", "2026-03-01T10:00:04Z")]
+    summary = summarize(events)
+    assert (summary.starts, summary.resumes, summary.created_by) == (0, (), None)
+    assert (summary.last_prompt, summary.last_reply) == (None, None)
+    opened = [timed("session.start", "2026-03-01T10:00:00Z"), timed("Session.Shutdown", "2026-03-01T10:00:01Z"),
+              timed("session.resume", "2026-03-01T10:00:02Z", eventCount=2)]
+    assert summarize(opened).last_resume.closed_before is False  # no session.shutdown was written
+    closed = [timed("session.start", "2026-03-01T10:00:00Z"), timed("session.shutdown", "2026-03-01T10:00:01Z"),
+              timed("Session.Start", "2026-03-01T10:00:02Z"), timed("session.resume", "2026-03-01T10:00:03Z")]
+    assert summarize(closed).last_resume.closed_before is True  # and no new start opened it again
+
+
+def test_only_an_assistant_message_answers_and_its_time_is_counted_from_the_prompt_in_any_zone():
+    prompt = timed("user.message", "2026-03-01T10:00:00+02:00", content="q")  # 08:00:00 UTC
+    answered = summarize([prompt, timed("tool.execution_complete", "2026-03-01T08:00:01Z", content="from a tool"),
+                          timed("assistant.message", "2026-03-01T08:00:05Z", content="a")])
+    assert (answered.last_reply, answered.last_reply_ms) == ("a", 5000)
+    assert summarize([prompt, timed("tool.execution_complete", "2026-03-01T08:00:01Z", content="x")]).last_reply is None
+    untimed = summarize([prompt, {"type": "assistant.message", "data": {"content": "a"}}])
+    assert (untimed.last_reply, untimed.last_reply_ms) == ("a", None)  # no time to count from
