@@ -92,12 +92,11 @@ def home_sessions(home: Path, limit: int = MAX_LISTED) -> HomeListing:
                 if entry.name.startswith(".") or not entry.is_dir():
                     continue
                 held += 1
-                yield _written_at(home, entry.name), entry.name
+                yield *_log_written(home, entry.name), entry.name
 
     newest = heapq.nlargest(limit, candidates())
     found, budget = [], MAX_READ_BYTES
-    for _, name in newest:  # the logs read in all are bounded too: each may be up to MAX_LOG_BYTES
-        size = _size(events_path(home, name))
+    for _, size, name in newest:  # the logs read in all are bounded too: each may be up to MAX_LOG_BYTES
         if size > budget:
             found.append(_unread(name, f"not read: this listing has read {MAX_READ_BYTES >> 20:,} MB of logs already"))
             continue
@@ -107,23 +106,18 @@ def home_sessions(home: Path, limit: int = MAX_LISTED) -> HomeListing:
                        held)
 
 
-def _size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
 def _unread(session_id: str, problem: str) -> HomeSession:
     return HomeSession(session_id, None, None, 0, None, None, None, problem=problem)
 
 
-def _written_at(home: Path, session_id: str) -> float:
-    """When a session's log was last written, by its file's time; -1 when it has none."""
+def _log_written(home: Path, session_id: str) -> tuple[float, int]:
+    """When a session's log was last written (its file's time) and its size, from one
+    stat; (-1, 0) when it has none."""
     try:
-        return os.lstat(events_path(home, session_id)).st_mtime
+        found = os.stat(events_path(home, session_id))
     except OSError:
-        return -1.0
+        return -1.0, 0
+    return found.st_mtime, found.st_size
 
 
 def read_session(home: Path, session_id: str) -> HomeSession:

@@ -229,13 +229,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _issue(self, principal: str | None, body: bytes) -> None:
         """A new token for a run's step on the Copilot-API path: its principal, and (the
         body, a JSON object) the tags its every request is to be read with."""
+        if self.run_token is None:  # only a run's coordinator, who proves it with the run's token
+            self._send_json(403, {"error": {"message": "this witness issues no tokens: it serves no run"}})
+            return
         try:
             tags = json.loads(body or b"{}")
         except ValueError:
             tags = None
-        if self.run_token is None:  # only a run's coordinator, who proves it with the run's token
-            self._send_json(403, {"error": {"message": "this witness issues no tokens: it serves no run"}})
-            return
         if not principal or not isinstance(tags, dict) or not all(
                 isinstance(name, str) and isinstance(value, str) for name, value in tags.items()):
             self._send_json(400, {"error": {"message": "issue takes ?principal= and a JSON object of tags"}})
