@@ -45,6 +45,17 @@ def where(step: StepFacts | None, machine: str) -> str:
     return f"{step.step} {step.ready.pid}{host}"
 
 
+def step_at(step: StepFacts | None, machine: str) -> str:
+    """A step in the learner's table: its name, and the host when it is not this machine
+    (``B``, ``B@host-b``). Every step is a new process (the plan says so); the pid is in
+    the wide view and the Markdown table."""
+    if step is None:
+        return DASH
+    if step.ready is None:
+        return f"{step.step} (no runtime)"
+    return step.step if step.ready.hostname == machine else f"{step.step}@{step.ready.hostname}"
+
+
 def ran_in(step: StepFacts | None) -> str:
     if step is None:
         return DASH

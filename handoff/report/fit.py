@@ -5,6 +5,7 @@ the edge. The width is COLUMNS when set, else the terminal's, else 100 (a pipe).
 from __future__ import annotations
 
 import bisect
+import collections
 import contextlib
 import shutil
 import textwrap
@@ -49,7 +50,7 @@ def _longest_word(value: Any) -> int:
     return max((len(word) for word in str(value).split()), default=0)
 
 
-CUT_WORD = 2  # a cell with a word cut (a name, an id's part) costs this more than one wrapped at a space
+CUT_WORD = 4  # lines a cell with a word cut (a name, an id's part) costs more than one wrapped at a space
 
 
 def column_widths(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: int,
@@ -57,12 +58,13 @@ def column_widths(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: 
     """How wide each column may be (None: as wide as it is) for the table to fit ``width``:
     of the columns that may wrap (``wraps``; all by default: never an id someone copies),
     each as narrow as NARROWEST or its header (which tabulate pads by ``padding``), the
-    widths that wrap the fewest cells, a cell whose word is cut counting CUT_WORD more:
+    widths that wrap onto the fewest lines, a cell whose word is cut counting CUT_WORD more:
     so a name is cut only when wrapping other columns at their spaces would cost more."""
     count = len(headers)
     flexible = set(range(count) if wraps is None else wraps)
     # each column's cells by their longest line, and by their longest word (ascending)
     lengths = [sorted(_longest_line(row[i]) for row in rows if i < len(row)) for i in range(count)]
+    spans = [collections.Counter(column) for column in lengths]  # a length's cells, counted once
     words = [sorted(_longest_word(row[i]) for row in rows if i < len(row)) for i in range(count)]
     natural = [max([_longest_line(headers[i]) + padding] + lengths[i][-1:]) for i in range(count)]
     floor = [min(max(NARROWEST, _longest_line(headers[i]) + padding), natural[i]) if i in flexible else natural[i]
@@ -73,8 +75,8 @@ def column_widths(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: 
     if sum(floor) > room:  # as narrow as it can be read: the caller shows it another way
         return [None if floor[i] >= natural[i] else floor[i] for i in range(count)]
 
-    def cost(i: int, wide: int) -> int:  # the cells of column i that wrap at this width; a cut word more
-        longer = len(lengths[i]) - bisect.bisect_right(lengths[i], wide)
+    def cost(i: int, wide: int) -> int:  # the lines column i's cells wrap onto at this width; a cut word more
+        longer = sum(count * (-(-length // wide) - 1) for length, count in spans[i].items() if length > wide)
         return longer + CUT_WORD * (len(words[i]) - bisect.bisect_right(words[i], wide))
 
     # The least cost of columns 0..i at each total width so far, and their widths (a
@@ -89,7 +91,57 @@ def column_widths(rows: Sequence[Sequence[Any]], headers: Sequence[str], width: 
                     grown[total + wide] = (lines + more, (*chosen, wide))
         best = grown
     _, widths = min(best.values(), key=lambda found: (found[0], -sum(found[1])))
+    if len(rows) <= REFINED_ROWS:
+        widths = _refined(rows, list(widths), floor, natural, flexible)
     return [None if widths[i] >= natural[i] else widths[i] for i in range(count)]
+
+
+# A row is as tall as its tallest cell, which the knapsack (a column at a time) cannot
+# see: it gives a column room for its cells even where another column's cell in the same
+# row wraps anyway. A table a person reads (up to this many rows) is then measured whole.
+REFINED_ROWS = 300
+
+
+def _table_cost(rows: Sequence[Sequence[Any]], widths: Sequence[int], measured: dict) -> int:
+    """The table's lines at these widths, a cut word counting CUT_WORD more (``measured``:
+    each cell's cost at a width, kept between trials)."""
+    lines = 0
+    for row in rows:
+        tallest = 1
+        for cell, wide in zip(row, widths):
+            key = (cell, wide)
+            if key not in measured:
+                text = str(cell)
+                measured[key] = ((len(_wrapped(text, wide).splitlines()), CUT_WORD * (_longest_word(text) > wide))
+                                 if _longest_line(text) > wide else (1, 0))
+            height, cut = measured[key]
+            tallest = max(tallest, height)
+            lines += cut
+        lines += tallest
+    return lines
+
+
+def _refined(rows: Sequence[Sequence[Any]], widths: list[int], floor: Sequence[int], natural: Sequence[int],
+             flexible: set[int]) -> list[int]:
+    """The widths, with room moved a few columns at a time from one column to another
+    while that makes the table shorter."""
+    measured: dict = {}
+    cost = _table_cost(rows, widths, measured)
+    moved = True
+    while moved:
+        moved = False
+        for giver in flexible:
+            for taker in flexible - {giver}:
+                for step in (1, 2, 4, 8, 16):
+                    if widths[giver] - step < floor[giver] or widths[taker] >= natural[taker]:
+                        break
+                    trial = list(widths)
+                    trial[giver] -= step
+                    trial[taker] = min(trial[taker] + step, natural[taker])
+                    if (found := _table_cost(rows, trial, measured)) < cost:
+                        widths, cost, moved = trial, found, True
+                        break
+    return widths
 
 
 def _wrapped(value: Any, width: int | None) -> Any:

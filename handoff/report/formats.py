@@ -43,7 +43,7 @@ def markdown(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> 
             lines.append(f"- **{_markdown_cell(explained[0])}**")
             lines += [f"  - {_markdown_cell(line)}" for line in explained[1:]]
     else:
-        lines += _markdown_table(terminal.HEADERS, terminal.learner_rows(judgement, record.versions.machine))
+        lines += _markdown_table(terminal.TURN_HEADERS, terminal.turn_rows(judgement, record.versions.machine))
         lines.append("")
         lines += [f"- {_markdown_cell(line)}" for line in terminal.rung_lines(record, judgement)]
     lines += ["", " ".join(terminal.summary(judgement).split())]

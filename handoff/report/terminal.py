@@ -2,11 +2,13 @@
 
 Written for a learner reading a terminal: first the fact and the plan (printed before the
 run starts, while progress goes to stderr), then a table that fits the terminal
-(report/fit.py) with one row per question asked — where the fact was told and where it
-was asked (the step and its process id: a new pid is a new process with a new runtime),
-whether the model was sent the fact, the verdict and whether that is what the scenario
-expects — then, for a rung that proved nothing, its line saying why; and last, where a
-terminal shows it, what persistence proved under each condition of the lab, and the count.
+(report/fit.py) with one row per scenario — where the fact was told, where each question
+was asked and its verdict (``A → B: lost, C: kept``), whether the model was sent the
+fact, and whether that is what the scenario expects — then, for a rung that proved
+nothing, its line saying why; and last, where a terminal shows it, what persistence
+proved under each condition of the lab, and the count. A row per scenario, not per
+question, keeps the default matrix's output near 100 lines, so the answer is a scroll
+away from the table, not three; the Markdown keeps a row per question, with process ids.
 
 ``wide`` keeps every column of every turn (tell rows too) and each scenario's full
 explanation: the view for someone checking the evidence rather than learning the lesson.
@@ -14,6 +16,7 @@ explanation: the view for someone checking the evidence rather than learning the
 
 from __future__ import annotations
 
+from itertools import groupby
 
 from tabulate import tabulate
 
@@ -28,8 +31,10 @@ from handoff.runs.record import RunRecord
 from handoff.words import Command, NoTurn, TurnKind
 
 
-# The learner's table: one row per judged turn.
-HEADERS = ["scenario", "told in", "asked in", "fact sent", "verdict", "ok?"]
+# The learner's table: one row per scenario, its questions in the order asked.
+HEADERS = ["scenario", "told → asked: verdict", "fact sent", "ok?"]
+# The Markdown's: one row per question, and where each step ran (its process id).
+TURN_HEADERS = ["scenario", "told in", "asked in", "fact sent", "verdict", "ok?"]
 
 # The wide table: every turn, every column.
 WIDE_HEADERS = ["scenario", "turn", "ran in", "store", "closed\nbefore\nresume", "answer",
@@ -68,32 +73,65 @@ def plan_of(record: RunRecord) -> str:
 
 # --- the learner's table -----------------------------------------------------------------
 
+def questions(scenario: ScenarioJudgement) -> list[tuple[TurnJudgement | None, TurnJudgement]]:
+    """The scenario's judged turns in order, each with the tell before it: a question with
+    the latest tell (None: nothing was told first), and a tell with a verdict of its own
+    (failed loudly, or lost silently) paired with itself."""
+    found: list[tuple[TurnJudgement | None, TurnJudgement]] = []
+    told: TurnJudgement | None = None
+    for turn in scenario.turns:
+        if turn.kind == TurnKind.TELL:
+            told = turn
+            if turn.verdict is not None:
+                found.append((turn, turn))
+        elif turn.kind in (TurnKind.ASK, NoTurn.SCENARIO):
+            found.append((told, turn))
+    return found
+
+
+def _told_and_asked(scenario: ScenarioJudgement, machine: str) -> str:
+    """``A → B: lost, C: kept``: where the fact was told, then where each question was
+    asked and its verdict; a tell with a verdict of its own reads ``A: lost-silently``."""
+    parts = []
+    for told, group in groupby(questions(scenario), key=lambda pair: pair[0]):
+        turns = [turn for _, turn in group]
+        source = cells.step_at(told.step, machine) if told else cells.DASH
+        if turns[0] is told:
+            source = f"{source}: {cells.verdict(told)}"
+            turns = turns[1:]
+        heard = ", ".join(f"{cells.step_at(turn.step, machine)}: {cells.verdict(turn)}" for turn in turns)
+        parts.append(f"{source} → {heard}" if heard else source)
+    return "; ".join(parts)
+
+
 def learner_rows(judgement: RunJudgement, machine: str) -> list[list[str]]:
+    """One row per scenario that asked anything: its questions in the order asked."""
     rows = []
     for scenario in judgement.scenarios:
-        told: TurnJudgement | None = None
-        first = True
-        for turn in scenario.turns:
-            if turn.kind == TurnKind.TELL:
-                told = turn
-                if turn.verdict is not None:  # failed loudly, or lost silently: a row of its own
-                    rows.append([scenario.name if first else "", cells.where(turn.step, machine), cells.DASH,
-                                 cells.fact_reached_model(turn), cells.verdict(turn), cells.match(turn)])
-                    first = False
-                continue
-            if turn.kind not in (TurnKind.ASK, NoTurn.SCENARIO):
-                continue
-            rows.append([scenario.name if first else "",
-                         cells.where(told.step, machine) if told else cells.DASH, cells.where(turn.step, machine),
-                         cells.fact_reached_model(turn), cells.verdict(turn), cells.match(turn)])
-            first = False
+        turns = [turn for _, turn in questions(scenario)]
+        if not turns:
+            continue
+        matches = [cells.match(turn) for turn in turns]
+        rows.append([scenario.name, _told_and_asked(scenario, machine),
+                     ", ".join(cells.fact_reached_model(turn) for turn in turns),
+                     matches[0] if len(set(matches)) == 1 else ", ".join(matches)])
     return rows
 
 
 def learner_table(judgement: RunJudgement, machine: str) -> str:
-    # The scenario's name and where each turn ran wrap when the terminal is narrow; the
-    # verdict and whether it was expected never do.
-    return fit.table(learner_rows(judgement, machine), HEADERS, wraps=(0, 1, 2), unpadded=True, disable_numparse=True)
+    # The scenario's name and its questions wrap when the terminal is narrow; whether it
+    # came out as expected never does.
+    return fit.table(learner_rows(judgement, machine), HEADERS, wraps=(0, 1, 2), unpadded=True,
+                     disable_numparse=True)
+
+
+def turn_rows(judgement: RunJudgement, machine: str) -> list[list[str]]:
+    """The Markdown's table: one row per question, with the process ids of the steps."""
+    return [[scenario.name if index == 0 else "",
+             cells.where(told.step, machine) if told else cells.DASH,
+             cells.DASH if turn is told else cells.where(turn.step, machine),
+             cells.fact_reached_model(turn), cells.verdict(turn), cells.match(turn)]
+            for scenario in judgement.scenarios for index, (told, turn) in enumerate(questions(scenario))]
 
 
 # --- the wide table ------------------------------------------------------------------------

@@ -102,8 +102,9 @@ def test_the_run_is_judged_as_expected_and_exits_0(matrix):
 
 
 def test_the_default_output_fits_a_terminal_and_ends_with_the_answer(matrix):
-    """What `handoff run` prints for the default matrix, at 100 columns: no wider; the
-    plan, one row per question, then what was proved by condition and the count. A
+    """What `handoff run` prints for the default matrix, at 100 columns: no wider, and no
+    more than 100 lines (the slow rungs add one row each); the plan, one row per
+    scenario, then what was proved by condition and the count. A
     terminal shows the end: the last 25 lines hold every condition of the lab, in words,
     with the rungs that show it named (no count in their place). Each rung's own line is
     in --wide."""
@@ -111,6 +112,7 @@ def test_the_default_output_fits_a_terminal_and_ends_with_the_answer(matrix):
 
     lines = render(matrix.record, matrix.judgement).splitlines()
     assert max(len(line) for line in lines) <= 100
+    assert len(lines) <= 100, f"{len(lines)} lines: the learner scrolls past the table to find the answer"
     assert lines[0].startswith("Fact to remember:") and lines[1].startswith("Plan:")
     rungs = len(matrix.record.scenarios)  # every rung of the ladder, however many it has grown to
     last_screen = "\n".join(lines[-25:])

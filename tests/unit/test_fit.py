@@ -96,3 +96,26 @@ def test_text_of_any_length_is_shown_cut_to_what_a_person_reads():
         assert said in "".join(shown.split()) and shown.count("7") == fit.MAX_SHOWN
     assert fit.shown("short") == "short"
     assert fit.column_widths([["a", huge]], ["name", "value"], 100) == [None, 94]
+
+
+def test_room_goes_where_it_shortens_the_table_not_to_a_cell_whose_row_wraps_anyway():
+    """A row is as tall as its tallest cell: the learner's table had its 'fact sent'
+    column widened for cells whose questions wrapped on the same rows anyway, while
+    other rows' questions wrapped for want of that room."""
+    rows = [["one", "A → bob-guarded: lost, bob-raw: kept, alice-again: refused", "no request, yes, no request"],
+            ["two", "A → guarded: refused, raw: kept, minted: kept", "no request, yes, yes"],
+            ["three", "A → B: kept, C: kept, D: kept, E: kept", "yes, yes, yes, yes"],
+            ["four", "A → B: lost, C: kept, D: kept", "no, yes, yes"]]
+    headers = ["scenario", "told → asked: verdict", "fact sent"]
+    shown = fit.table(rows, headers, width=64, wraps=(1, 2), unpadded=True)
+    room = 64 - len("scenario") - 2 * fit.GAP  # for the two text columns
+    best = min(_lines_at(rows, middle, room - middle) for middle in range(len(headers[1]), room - fit.NARROWEST + 1))
+    assert widest(shown) <= 64 and len(shown.splitlines()) == best
+
+
+def _lines_at(rows, middle, last):
+    """The table's lines with its two text columns wrapped at these widths."""
+    import textwrap
+    height = sum(max(1, *(len(textwrap.wrap(cell, wide, break_on_hyphens=False)) for cell, wide in
+                          zip(row[1:], (middle, last)))) for row in rows)
+    return 2 + height

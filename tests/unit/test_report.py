@@ -91,20 +91,39 @@ def test_the_plan_counts_words_right_and_names_a_model_it_cannot_watch():
     assert all(len(line) <= WIDTH for line in text.splitlines())
 
 
-def test_the_learners_table_has_one_row_per_question_with_where_it_was_told_and_asked():
+def test_the_learners_table_has_one_row_per_scenario_with_where_it_was_told_and_asked():
     table = table_lines(render(RECORD, JUDGEMENT))
-    assert re.split(r"\s{2,}", table[0]) == ["scenario", "told in", "asked in", "fact sent", "verdict", "ok?"]
+    assert re.split(r"\s{2,}", table[0]) == ["scenario", "told → asked: verdict", "fact sent", "ok?"]
     rows = [re.split(r"\s{2,}", line) for line in table[2:]]
-    assert rows == [["same-process", "P 7", "P 7", "yes", "kept", "yes"],
-                    ["isolated-store", "A 1", "B 2", "yes", "lost", "NO"],
-                    ["no-id", "A 1", "B 2", "yes", "lost", "yes"]]
+    assert rows == [["same-process", "P → P: kept", "yes", "yes"],
+                    ["isolated-store", "A → B: lost", "yes", "NO"],
+                    ["no-id", "A → B: lost", "yes", "yes"]]
+
+
+def test_a_scenarios_questions_share_its_row_in_the_order_asked():
+    """Told once and asked twice reads ``A → B: lost, C: kept``; a second tell starts
+    its own part; a tell with a verdict of its own reads ``A: lost-silently``; the
+    fact sent is listed in the same order, and ok? names each turn when they differ."""
+    a, c, d = step("A", 1), step("C", 3), step("D", 4)
+    lost_tell = TurnJudgement("s", "tell", 1, a, answer="OK", fact_reached_model=FactSeen.YES,
+                              verdict=Verdict.LOST_SILENTLY, reason="later resume lacks it",
+                              expectations=(Expectation("verdict", "lost-silently", "lost-silently", True),))
+    judged = RunJudgement("r", "At Risk", (scenario(
+        "s", lost_tell, ask("s", Verdict.LOST, "lost", number=2),
+        ask("s", Verdict.KEPT, "lost", met=False, facts=c, number=3),
+        tell("s", facts=c, number=4), ask("s", facts=d, number=5)),))
+    [row] = table_lines(render(record_for(judged), judged))[2:]
+    assert re.split(r"\s{2,}", row) == ["s", "A: lost-silently → B: lost, C: kept; C → D: kept",
+                                        "yes, yes, yes, yes", "yes, yes, NO, yes"]
 
 
 def test_a_host_other_than_this_machine_is_named():
     a, b = step("A", 1, "host-a"), step("B", 1, "host-b")
     judged = RunJudgement("r", "At Risk", (scenario("x", tell("x", a), ask("x", facts=b)),))
     [row] = table_lines(render(record_for(judged), judged))[2:]
-    assert re.split(r"\s{2,}", row)[1:3] == ["A 1@host-a", "B 1@host-b"]
+    assert re.split(r"\s{2,}", row)[1] == "A@host-a → B@host-b: kept"
+    # the Markdown's table, a row per question, names the process ids too
+    assert "| x | A 1@host-a | B 1@host-b | yes | kept | yes |" in markdown(record_for(judged), judged)
 
 
 def test_the_default_output_fits_100_columns_even_with_long_names():
