@@ -47,18 +47,23 @@ def export_k8s(
     fact: FactOption = DEFAULT_VALUE,
     topic: TopicOption = DEFAULT_TOPIC,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
+    backend: Annotated[str, typer.Option(
+        help="The witness as the GitHub Copilot API (witness: the lab's path, a token per step) or as a BYOK "
+             "provider (witness-byok).")] = "witness",
 ) -> None:
     """Kubernetes manifests for a scenario; nothing is applied.
 
     A Job per step, a witness Deployment and Service, and the shared home as a claim or
-    the session files in PostgreSQL.
+    the session files in PostgreSQL. On the Copilot API's path each step's Secret holds a
+    token of its own, and the witness reads them all from a Secret of its own.
 
     Examples:
-      handoff export k8s cross-process > cross-process.yaml"""
+      handoff export k8s cross-process > cross-process.yaml
+      handoff export k8s cross-process --backend witness-byok -o byok.yaml"""
     from handoff.app.export import k8s_manifests
 
     try:
-        text = k8s_manifests(name, image, store, fact, topic, output)
+        text = k8s_manifests(name, image, store, fact, topic, output, backend)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)
     if output is None:

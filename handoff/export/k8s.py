@@ -15,7 +15,12 @@ by whoever applies the manifests (a person with kubectl, or a CI job):
   ``anonymous`` an ``emptyDir``, which lives as long as the pod; with ``store = "postgres"`` the session files go to the
   PostgreSQL server given with ``--store`` (a managed one, typically) and homes are empty;
 * the **witness** model is a ``Deployment`` with a ``Service``, which the workers reach by
-  its cluster name.
+  its cluster name. On the Copilot API's path (the default, the lab's) each step gets a
+  token of its own, made here: the step's Secret carries it, and the witness reads every
+  token, with the principal and the tags the step's requests are to be read with, from a
+  ``Secret`` of its own (the coordinator of a run has the witness issue them instead,
+  coordinator/credentials.py). On BYOK (``--backend witness-byok``) a step's requests
+  carry its tags as headers, and there are no tokens.
 
 What has no place in a static set of manifests is refused, naming the reason: a step that
 restarts a container, a copied home, an id the runtime chooses (the coordinator reads it
@@ -39,17 +44,21 @@ import shlex
 import yaml
 
 from handoff import versions
+from handoff.coordinator.credentials import made_ahead
 from handoff.coordinator.scenario_run import new_session_id
 from handoff.coordinator.specs import worker_spec
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.hosts.base import Host, Launch
 from handoff.printable import one_line
-from handoff.protocol import Backend
+from handoff.protocol import DEFAULT_RUN_BACKEND, WITNESS, WITNESS_COPILOT_API, Backend, WorkerSpec
 from handoff.scenario import Scenario, Step
+from handoff.witness import copilot_api
+from handoff.witness.tags import TOKENS_VARIABLE
 from handoff.words import Action, HomeKind, StepSession, StoreKind
 
-WITNESS = "handoff-witness"
+WITNESS_NAME = "handoff-witness"
+WITNESS_TOKENS = f"{WITNESS_NAME}-tokens"  # the Secret of the tokens the witness accepts (the Copilot API's path)
 WITNESS_PORT = 8080
 HOME = "/mnt/home"
 SPEC_DIR = "/etc/handoff"
@@ -73,7 +82,7 @@ class PodHost(Host):
         return HOME
 
     def witness_url(self, url: str) -> str:
-        return f"http://{WITNESS}:{WITNESS_PORT}"
+        return f"http://{WITNESS_NAME}:{WITNESS_PORT}"
 
 
 def _refusal(scenario: Scenario) -> str | None:
@@ -135,35 +144,47 @@ def _labels(scenario: Scenario, **more: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": LABEL, f"{LABEL}/scenario": _name(scenario.name), **more}
 
 
-def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: str | None = None) -> list[dict]:
+def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: str | None = None,
+              backend: Backend = DEFAULT_RUN_BACKEND) -> list[dict]:
     """The scenario's objects: the witness, the shared home if any, then per step its spec
-    and its Job, in the order they are to be applied."""
+    and its Job, in the order they are to be applied. ``backend``: the witness as the
+    Copilot API (a token per step) or as a BYOK provider."""
+    if backend.kind not in (WITNESS, WITNESS_COPILOT_API):
+        raise UserError(f"{scenario.name} cannot be exported to Kubernetes with that backend: a cluster's steps ask "
+                        f"the witness, as the Copilot API (--backend witness) or as a BYOK provider (witness-byok)")
     problem = _refusal(scenario)
     if problem:
         raise UserError(f"{scenario.name} cannot be exported to Kubernetes: {problem}")
     if scenario.store == StoreKind.POSTGRES and not store_url:
         raise UserError(f"{scenario.name} keeps sessions in PostgreSQL: give the cluster's server with "
                         "--store postgresql://user:password@host:5432/db")
-    objects = _witness(scenario, image)
+    session_id = scenario.session_id or new_session_id()
+    names = step_names(scenario)
+    steps: list[dict] = []
+    holders: dict[str, copilot_api.Holder] = {}
+    for step in scenario.steps:
+        given = session_id if step.session == StepSession.PASSED else new_session_id()
+        spec, token = made_ahead(_spec(scenario, step, fact, store_url, given, backend))
+        holders.update(token)
+        steps += _step(scenario, step, image, spec, *names[step.name])
+    objects = _witness(scenario, image, holders)
     if scenario.store == StoreKind.HOME and any(step.home == HomeKind.SHARED for step in scenario.steps):
         objects.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                         "metadata": {"name": _name(scenario.name, "home"),
                                      "labels": _labels(scenario, **{f"{LABEL}/role": "home"})},
                         "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}}})
-    session_id = scenario.session_id or new_session_id()
-    names = step_names(scenario)
-    for step in scenario.steps:
-        given = session_id if step.session == StepSession.PASSED else new_session_id()
-        objects += _step(scenario, step, image, fact, store_url, given, *names[step.name])
-    return objects
+    return objects + steps
 
 
-def _step(scenario: Scenario, step: Step, image: str, fact: Fact, store_url: str | None, session_id: str,
-          job: str, label: str) -> list[dict]:
+def _spec(scenario: Scenario, step: Step, fact: Fact, store_url: str | None, session_id: str,
+          backend: Backend) -> WorkerSpec:
     host = PodHost(step.host)
-    spec = worker_spec(scenario.name, step, host, HOME, session_id, fact=fact, backend=Backend(), runtime_path="",
+    return worker_spec(scenario.name, step, host, HOME, session_id, fact=fact, backend=backend, runtime_path="",
                        witness_url=host.witness_url(""),
                        store_url=store_url if scenario.store == StoreKind.POSTGRES else None)
+
+
+def _step(scenario: Scenario, step: Step, image: str, spec: WorkerSpec, job: str, label: str) -> list[dict]:
     labels = _labels(scenario, **{f"{LABEL}/step": label, f"{LABEL}/host": _name(step.host)})
     shared = scenario.store == StoreKind.HOME and step.home == HomeKind.SHARED
     home = {"persistentVolumeClaim": {"claimName": _name(scenario.name, "home")}} if shared else {"emptyDir": {}}
@@ -185,7 +206,10 @@ def _step(scenario: Scenario, step: Step, image: str, fact: Fact, store_url: str
                      "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": labels}, "spec": pod}}}]
 
 
-def _witness(scenario: Scenario, image: str) -> list[dict]:
+def _witness(scenario: Scenario, image: str, holders: dict[str, copilot_api.Holder]) -> list[dict]:
+    """The witness's Deployment and Service; on the Copilot API's path first the Secret of
+    the tokens it accepts, which its container reads from the environment (never the
+    command line, which anyone on the node can read)."""
     labels = _labels(scenario, **{f"{LABEL}/role": "witness"})
     selector = {f"{LABEL}/role": "witness", f"{LABEL}/scenario": labels[f"{LABEL}/scenario"]}
     container = {"name": "witness", "image": image,
@@ -193,13 +217,22 @@ def _witness(scenario: Scenario, image: str) -> list[dict]:
                              "--evidence", "/var/log/handoff/evidence.jsonl"],
                  "ports": [{"containerPort": WITNESS_PORT}],
                  "volumeMounts": [{"name": "evidence", "mountPath": "/var/log/handoff"}]}
+    tokens = []
+    if holders:
+        container["env"] = [{"name": TOKENS_VARIABLE,
+                             "valueFrom": {"secretKeyRef": {"name": WITNESS_TOKENS, "key": "tokens.json"}}}]
+        tokens = [{"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                   "metadata": {"name": WITNESS_TOKENS, "labels": labels},
+                   "stringData": {"tokens.json": json.dumps({token: copilot_api.given(holder)
+                                                             for token, holder in holders.items()}, indent=1)}}]
     return [
+        *tokens,
         {"apiVersion": "apps/v1", "kind": "Deployment",
-         "metadata": {"name": WITNESS, "labels": labels, "annotations": {f"{LABEL}/title": scenario.title}},
+         "metadata": {"name": WITNESS_NAME, "labels": labels, "annotations": {f"{LABEL}/title": scenario.title}},
          "spec": {"replicas": 1, "selector": {"matchLabels": selector},
                   "template": {"metadata": {"labels": labels},
                                "spec": {"containers": [container], "volumes": [{"name": "evidence", "emptyDir": {}}]}}}},
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": WITNESS, "labels": labels},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": WITNESS_NAME, "labels": labels},
          "spec": {"selector": selector, "ports": [{"port": WITNESS_PORT, "targetPort": WITNESS_PORT}]}},
     ]
 

@@ -10,13 +10,13 @@ never from the command line, so it does not show up in the process table).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
 from pathlib import Path
 from typing import Callable
 
+from handoff.witness import copilot_api
 from handoff.witness.server import make_server
 from handoff.witness.tags import RUN_TOKEN_VARIABLE, TOKENS_VARIABLE
 
@@ -34,9 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     # `handoff run` gives its witness the run's token in this variable (never on the command
     # line, which every local user can read); then only requests carrying it are heard.
     run_token = os.environ.pop(RUN_TOKEN_VARIABLE, None) or None
-    tokens = _tokens(os.environ.pop(TOKENS_VARIABLE, "{}"))
+    tokens = copilot_api.holders(os.environ.pop(TOKENS_VARIABLE, "{}"))
     if tokens is None:
-        print(f"error: {TOKENS_VARIABLE} is not a JSON object of tokens and their principals", file=sys.stderr)
+        print(f"error: {TOKENS_VARIABLE} is not a JSON object of tokens and their principals (a name, or an object "
+              f"of a principal and tags)", file=sys.stderr)
         return 2
     api_key = None
     if args.require_api_key_env:
@@ -47,23 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     return serve(args.host, args.port, args.evidence, api_key, args.relay_to, run_token, tokens)
 
 
-def _tokens(text: str) -> dict[str, str] | None:
-    try:
-        tokens = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(tokens, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tokens.items()):
-        return None
-    return tokens
-
-
 def _stop(*_) -> None:
     """SIGTERM ends the server as cleanly as Ctrl-C does."""
     raise KeyboardInterrupt
 
 
 def serve(host: str, port: int, evidence: Path | None, api_key: str | None = None, upstream: str | None = None,
-          run_token: str | None = None, tokens: dict[str, str] | None = None,
+          run_token: str | None = None, tokens: dict[str, str | copilot_api.Holder] | None = None,
           introduce: Callable[[str], list[str]] | None = None) -> int:
     """Serve until Ctrl-C or SIGTERM. ``tokens``: the Copilot API's (token -> principal).
     ``introduce``: for a person, the lines to print before ``Listening:`` given the URL,

@@ -29,6 +29,7 @@ module only decides; the server (server.py) reads the requests and writes the an
 from __future__ import annotations
 
 import hmac
+import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,34 @@ class Holder:
     as a BYOK provider's headers would carry them on every request."""
     principal: str
     tags: tuple[tuple[str, str], ...] = ()
+
+
+def holders(text: str) -> dict[str, Holder] | None:
+    """The tokens a witness is given when it starts (TOKENS_VARIABLE, JSON): token ->
+    principal, or token -> ``{"principal": ..., "tags": {...}}`` for a step's token made
+    ahead of the run (a cluster's, handoff/export/k8s.py). None for anything else."""
+    try:
+        given = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(given, dict):
+        return None
+    found = {}
+    for token, holder in given.items():
+        if isinstance(holder, dict) and holder.keys() <= {"principal", "tags"}:
+            principal, tags = holder.get("principal"), holder.get("tags", {})
+        else:
+            principal, tags = holder, {}
+        if not (isinstance(token, str) and token and isinstance(principal, str) and principal
+                and isinstance(tags, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in tags.items())):
+            return None
+        found[token] = Holder(principal, tuple(sorted(tags.items())))
+    return found
+
+
+def given(holder: Holder) -> dict[str, Any]:
+    """A holder as :func:`holders` reads it back."""
+    return {"principal": holder.principal, "tags": dict(holder.tags)}
 
 
 def new_token() -> str:

@@ -442,16 +442,18 @@ def _after_v1(path: str) -> str:
 
 def make_server(host: str, port: int, evidence_path: Path | None, api_key: str | None = None,
                 upstream: str | None = None, run_token: str | None = None,
-                tokens: dict[str, str] | None = None) -> ThreadingHTTPServer:
+                tokens: dict[str, str | copilot_api.Holder] | None = None) -> ThreadingHTTPServer:
     """``api_key``: when given, BYOK requests without ``Authorization: Bearer <api_key>`` get 401.
     ``upstream``: relay every BYOK request to that endpoint instead of answering (see relay.py).
     ``run_token``: when given, BYOK requests without it in RUN_HEADER get 403 and leave no trace.
-    ``tokens``: the Copilot API's tokens (token -> principal); any other gets 401, unless
+    ``tokens``: the Copilot API's tokens (token -> principal, or its Holder: a principal and
+    the tags every request is read with); any other gets 401, unless
     the run's coordinator had the witness issue it to a step (CONTROL, ``issue``)."""
     handler = type("WitnessHandler", (_Handler,), {"evidence_log": EvidenceLog(evidence_path), "api_key": api_key,
                                                    "upstream": upstream, "holds": ResponseHolds(),
                                                    "run_token": run_token,
-                                                   "tokens": {t: copilot_api.Holder(p) for t, p in (tokens or {}).items()},
+                                                   "tokens": {t: h if isinstance(h, copilot_api.Holder) else copilot_api.Holder(h)
+                                                              for t, h in (tokens or {}).items()},
                                                    "issuing": threading.Lock(),
                                                    "tally": Tally()})
     host = host.removeprefix("[").removesuffix("]")  # an IPv6 address as a URL writes it
