@@ -20,7 +20,7 @@ from handoff.report.outcomes import Standing, judged_turns, standing
 from handoff.scenario import Scenario
 from handoff.words import HostKind, StoreKind, TurnKind, Verdict
 
-NOT_KEPT = "not kept where it should not be"  # lost, refused or failed, as the scenario file expects
+NOT_KEPT = "the controls lost it"  # lost, refused or failed, as the scenario file expects
 # (condition, what a rung that kept the fact shows there, what one that did not shows)
 CONDITIONS = (
     ("same process", "resumed in the same process", NOT_KEPT),
@@ -29,7 +29,7 @@ CONDITIONS = (
     ("new container", "resumed via a volume or database", NOT_KEPT),
     ("database store", "resumed via SessionFs alone", NOT_KEPT),
     ("compatible runtime", "resumed by runtimes and SDKs that fit", "failed where they do not fit"),
-    ("authorization", "any id resumed by the raw SDK", "refused where the guard is used"),
+    ("authorization", "the raw SDK resumed any id", "the guard refused"),
     ("faults", "kept through the fault", "lost or failed, and whether loudly"),
 )
 

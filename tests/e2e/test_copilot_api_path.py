@@ -43,15 +43,25 @@ def test_every_request_is_attributed_to_its_step_and_principal_by_its_token(on_t
     assert compactions and all(e.step == "A" and e.fact_sent is not None for e in compactions)
 
 
-def test_a_second_token_lists_reads_and_resumes_the_first_token_s_session(on_the_api):
+@pytest.mark.parametrize("rung", ["token-second-token", "token-second-token-host"])
+def test_a_second_token_lists_reads_and_resumes_the_first_token_s_session(on_the_api, rung):
     """token-second-token: bob's token sees alice's session, her first message as its
-    summary, and gets answered from her history; the guard refuses him."""
-    steps = on_the_api.steps("token-second-token")
+    summary, and gets answered from her history; the guard refuses him. -host: the same
+    with bob on another host, through the database store both hosts' runtimes use, where
+    his runtime neither lists the session nor reads its metadata (its home has neither):
+    he resumes it by id alone."""
+    steps = on_the_api.steps(rung)
     alice_session = steps["alice"].reported_session_id
     done = {action.action: action for action in steps["bob-raw"].actions}
-    assert alice_session in done["list"].listed
-    assert done["metadata"].found is True and done["metadata"].summary == on_the_api.fact.remember_prompt
-    [resumed] = [e for e in on_the_api.scenario("token-second-token").evidence if e.step == "bob-raw"]
+    if rung == "token-second-token":
+        assert alice_session in done["list"].listed
+        assert done["metadata"].found is True and done["metadata"].summary == on_the_api.fact.remember_prompt
+    else:
+        assert done["list"].listed == () and done["metadata"].found is False
+    evidence = on_the_api.scenario(rung).evidence
+    assert {e.principal for e in evidence if e.step == "alice"} == {"alice"}
+    [resumed] = [e for e in evidence if e.step == "bob-raw"]
     assert resumed.principal == "bob" and resumed.fact_sent is True
-    raw, guarded = on_the_api.asked("token-second-token")
+    assert not [e for e in evidence if e.step == "bob-guarded"]
+    raw, guarded = on_the_api.asked(rung)
     assert (raw.verdict, guarded.verdict) == (Verdict.KEPT, Verdict.REFUSED)

@@ -43,12 +43,11 @@ def test_a_line_names_what_kept_what_did_not_and_what_went_wrong():
     lines = {line.condition: line for line in summary.lines(run, ALL)}
     process = lines["new process"]
     assert (process.kept, process.controls, process.wrong) == (("cross-process",), ("isolated-store",), ("no-id",))
-    assert process.text() == ("resumed from the same home: cross-process; not kept where it should not be: "
-                              "isolated-store; NOT shown, look at no-id.")
+    assert process.text() == ("resumed from the same home: cross-process; the controls lost it: isolated-store; "
+                              "NOT shown, look at no-id.")
     authorization = lines["authorization"]  # raw and guarded steps in one rung: both halves shown, the rung named once
     assert authorization.kept == authorization.controls == ("foreign-principal",)
-    assert authorization.text() == ("any id resumed by the raw SDK and refused where the guard is used, turn by turn: "
-                                    "foreign-principal.")
+    assert authorization.text() == "the raw SDK resumed any id and the guard refused, turn by turn: foreign-principal."
     assert "+" not in process.text() + authorization.text()  # every rung named, no count in its place
     assert list(lines) == ["new process", "authorization"]  # the lab's order; conditions with no rung left out
     assert summary.headline(run, list(lines.values())) == \
