@@ -41,7 +41,7 @@ from handoff.session_ids import RULE as SAFE_ID_RULE, new_session_id, safe_id
 from handoff.stores.database import sqlite_url
 from handoff.stores.step_homes import prepare_home
 from handoff.witness.control import WitnessControl
-from handoff.witness.evidence import read_evidence
+from handoff.witness.evidence import read_calls, read_evidence
 from handoff.words import HOLD_POINTS, HomeKind, StepSession, StoreKind
 
 
@@ -86,6 +86,7 @@ class ScenarioRun:
                 with contextlib.suppress(Exception):
                     await host.close()
             record.evidence = [e for e in read_evidence(self.services.evidence_path) if e.scenario == self.scenario.name]
+            record.calls = [c for c in read_calls(self.services.evidence_path) if c.scenario == self.scenario.name]
             record.seconds = time.monotonic() - started
         return record
 

@@ -44,7 +44,7 @@ from handoff.protocol import (
 )
 from handoff.runtime_locator import PINNED_RUNTIME
 from handoff.scenario import NAME, NAME_RULE, Scenario
-from handoff.witness.evidence import Evidence
+from handoff.witness.evidence import Call, Evidence
 from handoff.words import FaultKind
 
 
@@ -163,6 +163,7 @@ class ScenarioRecord(msgspec.Struct):
     scenario: Scenario  # as it was loaded for this run
     steps: list[StepRecord] = []
     evidence: list[Evidence] = []  # the witness's records of this scenario's requests
+    calls: list[Call] = []  # its other requests to the Copilot service: models, MCP, the GitHub API
     seconds: Number = 0.0
     skipped: str | None = None  # why it did not run (a missing capability)
     crashed: str | None = None  # why the tool could not finish running it
@@ -266,9 +267,10 @@ def decode(data: bytes) -> RunRecord:
                             f"most)")
     for scenario in record.scenarios:
         lines = max((len(step.lines) for step in scenario.steps), default=0)
-        if lines > MAX_STEP_LINES or len(scenario.evidence) > MAX_EVIDENCE:
+        records = len(scenario.evidence) + len(scenario.calls)
+        if lines > MAX_STEP_LINES or records > MAX_EVIDENCE:
             raise UnreadableRun(f"scenario {scenario.name!r} holds {lines:,} lines in a step and "
-                                f"{len(scenario.evidence):,} evidence records, more than a run makes (at most "
+                                f"{records:,} evidence records, more than a run makes (at most "
                                 f"{MAX_STEP_LINES:,} and {MAX_EVIDENCE:,})")
         if len(scenario.name) > MAX_NAME or not scenario.name.isprintable():
             raise UnreadableRun(f"a scenario's name is {len(scenario.name):,} characters or holds a line break or "

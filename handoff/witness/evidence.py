@@ -64,6 +64,22 @@ class Call:
     path: str
     status: Integer
     principal: str | None  # None: no token, or one the witness did not issue
+    # What it carried (calls recorded before these were kept decode with the defaults):
+    # which of the service's requests it is (copilot_api.route: models, mcp, github), the
+    # step its token was issued to, the session it said it was for (x-client-session-id),
+    # the JSON-RPC methods of an MCP request, whether the step's fact was in its body, the
+    # names (never the values) of the headers it carried, and a fingerprint of the machine
+    # id the runtime sends (x-client-machine-id): equal on one machine, never the id itself.
+    kind: str | None = None
+    scenario: str | None = None
+    step: str | None = None
+    host: str | None = None
+    session_id: str | None = None
+    rpc: tuple[str, ...] = ()
+    fact_sent: bool | None = None  # None: no step, so no fact to look for
+    body_bytes: Integer = 0
+    headers: tuple[str, ...] = ()
+    machine: str | None = None
 
 
 CALL_KEY = "call"

@@ -27,8 +27,8 @@ from urllib.parse import parse_qs, urlsplit
 from urllib.parse import unquote as url_unquote
 
 from handoff.witness.answer import Reply, ToolCall, conversation, fact_places, facts_stated, message_text, reply_to
-from handoff.witness import copilot_api
-from handoff.witness.evidence import Call, Evidence, EvidenceLog
+from handoff.witness import calls, copilot_api
+from handoff.witness.evidence import Evidence, EvidenceLog
 from handoff.witness.relay import Relayed, relay
 from handoff.witness.tally import Tally
 from handoff.witness.tags import (
@@ -256,15 +256,15 @@ class _Handler(BaseHTTPRequestHandler):
         holder = copilot_api.holder(self.tokens, self.headers.get("authorization"))
         if holder is None:  # refused before its body is read: a stranger's request costs nothing
             self._skip_body()
-            self._answer_call(copilot_api.REFUSED, None)
+            self._answer_call(copilot_api.REFUSED, None, kind)
         elif self._length() is None:
             self._skip_body()
-            self._answer_call(copilot_api.Answer(413, {"message": f"a body is at most {MAX_BODY_BYTES} bytes"}), holder)
+            self._answer_call(copilot_api.Answer(413, {"message": f"a body is at most {MAX_BODY_BYTES} bytes"}), holder,
+                              kind)
         elif kind == "chat" and self.command == "POST":
             self._chat(self._body(), holder)
         else:
-            self._body()
-            self._answer_call(copilot_api.answer(kind), holder)
+            self._answer_call(copilot_api.answer(kind), holder, kind, self._body())
         return True
 
     def _length(self) -> int | None:
@@ -286,10 +286,11 @@ class _Handler(BaseHTTPRequestHandler):
         """Leave a refused request's body unread, and the connection with it."""
         self.close_connection = True
 
-    def _answer_call(self, answer: copilot_api.Answer, holder: copilot_api.Holder | None) -> None:
-        principal = holder.principal if holder else None
-        self.evidence_log.write_call(Call(time.time(), self.command, self.path, answer.status, principal))
-        self.tally.call(principal)
+    def _answer_call(self, answer: copilot_api.Answer, holder: copilot_api.Holder | None, kind: str | None,
+                     body: bytes = b"") -> None:
+        self.evidence_log.write_call(calls.observed(self.command, self.path, kind, answer.status, holder,
+                                                    self._lower_headers(), body))
+        self.tally.call(holder.principal if holder else None)
         self._send_json(answer.status, answer.body)
 
     def do_DELETE(self) -> None:

@@ -320,9 +320,17 @@ def many_lines(data):
     return data
 
 
-def test_a_record_of_more_items_than_a_run_makes_is_refused_before_they_are_decoded(tmp_path):
+def many_calls(data):
+    """More calls to the service than a run's witness records, beside the evidence."""
+    call = {"at": 1.0, "method": "GET", "path": "/models", "status": 200, "principal": "alice"}
+    data["scenarios"][0]["calls"] = [call] * (50_001 - len(data["scenarios"][0]["evidence"]))
+    return data
+
+
+@pytest.mark.parametrize("edit", [many_lines, many_calls], ids=lambda edit: edit.__name__)
+def test_a_record_of_more_items_than_a_run_makes_is_refused_before_they_are_decoded(tmp_path, edit):
     """100,000 copies of one line (25 MB, within the byte bound) took 2.2 GB to report."""
-    stored(tmp_path, many_lines)
+    stored(tmp_path, edit)
     runner = CliRunner()
     for command in (["report", BAD], ["report", BAD, "--format", "json"], ["sessions", "list", BAD]):
         done = runner.invoke(app, [*command, "--runs-dir", str(tmp_path)])
