@@ -108,6 +108,7 @@ class PathExpectation:
     path: str
     expect: str | tuple[str, ...] | None = None  # None: the step's own
     expect_tell: str | None = None  # None: the step's own
+    calls: tuple[str, ...] | None = None  # None: the step's own
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,9 @@ class Step:
     filler_turns: int = 0  # how many turns each "fill" action takes (a long history)
     flat_store_cost: bool | None = None  # expected of a fill through a database store: cost per turn flat?
     on_paths: tuple[PathExpectation, ...] = ()  # what it expects instead on one path to a model
+    # The kinds of call (CallKind) its runtime is expected to make to the service besides
+    # its chats, none of them carrying the fact or the session's id; None: not judged.
+    calls: tuple[str, ...] | None = None
 
     def on_path(self, path: str) -> Step:
         """The step as a run on ``path`` judges it."""
@@ -146,7 +150,8 @@ class Step:
         if found is None:
             return self
         return replace(self, expect=self.expect if found.expect is None else found.expect,
-                       expect_tell=found.expect_tell or self.expect_tell)
+                       expect_tell=found.expect_tell or self.expect_tell,
+                       calls=self.calls if found.calls is None else found.calls)
 
     @property
     def asks(self) -> bool:

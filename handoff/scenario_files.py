@@ -19,6 +19,7 @@ from handoff.scenario_fields import Fields, read_text
 from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed
 from handoff.words import (
     ACTIONS,
+    CallKind,
     EXPECTABLE,
     HOLD_POINTS,
     HOMES,
@@ -93,7 +94,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
                          "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings", "summary",
-                         "filler_turns", "flat_store_cost", *PATH_TABLES})
+                         "filler_turns", "flat_store_cost", "calls", *PATH_TABLES})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -121,6 +122,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         filler_turns=_filler_turns(read, actions),
         flat_store_cost=_flat_store_cost(read, actions),
         on_paths=_on_paths(path, table, name),
+        calls=_calls(read),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
@@ -231,6 +233,8 @@ def _expectation_rules(read: Fields, step: Step) -> None:
         raise read.fail("expect_tell", "is set but the step has no 'tell' turn to judge")
     if step.expect is not None and not step.asks:
         raise read.fail("expect", "is set but the step has no 'ask' turn to judge")
+    if step.calls is not None and not step.asks:
+        raise read.fail("calls", "is set but the step has no 'ask' turn to judge it with")
     if isinstance(step.expect, tuple) and len(step.expect) != step.ask_count:
         raise read.fail("expect", f"lists {len(step.expect)} verdict(s), but the step asks {step.ask_count} time(s): "
                                   f"give one for each ask, or one string for all")
@@ -292,14 +296,26 @@ def _on_paths(path: Path, table: dict[str, Any], name: str) -> tuple[PathExpecta
             continue
         read = Fields(path, table[key], f"step '{name}' [{key}]") if isinstance(table[key], dict) else None
         if read is None:
-            raise Fields(path, table, f"step '{name}'").fail(key, "must be a table of expect and expect_tell "
+            raise Fields(path, table, f"step '{name}'").fail(key, "must be a table of expect, expect_tell and calls "
                                                                    f"([steps.{key}])")
-        read.reject_unknown({"expect", "expect_tell"})
+        read.reject_unknown({"expect", "expect_tell", "calls"})
         if not read.table:
             raise read.fail("expect", f"is missing: [steps.{key}] says what the step expects on that path")
         found.append(PathExpectation(model_path, _expect(read),
-                                     read.get("expect_tell", str, None, TELL_EXPECTABLE)))
+                                     read.get("expect_tell", str, None, TELL_EXPECTABLE), _calls(read)))
     return tuple(found)
+
+
+def _calls(read: Fields) -> tuple[str, ...] | None:
+    """The kinds of call a step expects its runtime to make to the service (CallKind), in
+    any order, each once; [] for none."""
+    given = read.get("calls", list, None)
+    if given is None:
+        return None
+    kinds = tuple(CallKind)
+    if not all(isinstance(kind, str) and kind in kinds for kind in given) or len(set(given)) < len(given):
+        raise read.fail("calls", f"must be a list of kinds of call, each once, from {', '.join(kinds)}; got {given!r}")
+    return tuple(sorted(given))
 
 
 def _table_of(model_path: str) -> str:

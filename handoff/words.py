@@ -212,6 +212,15 @@ class HostKind(StrEnum):
 HOST_KINDS = (HostKind.NAMESPACE, HostKind.SSH, HostKind.CONTAINER)  # what a scenario's [hosts] may name
 
 
+class CallKind(StrEnum):
+    """What a runtime asks the Copilot service besides a chat (witness/copilot_api.py),
+    as a step's ``calls`` names the kinds it expects."""
+
+    MODELS = "models"  # the model list
+    MCP = "mcp"  # the built-in GitHub MCP server
+    GITHUB = "github"  # the GitHub API: the token's user, its settings, telemetry
+
+
 class StepSession(StrEnum):
     """Which session id a step gets (a step's ``session``)."""
 

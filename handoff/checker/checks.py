@@ -49,6 +49,7 @@ from handoff.protocol import ActionFailed, Backend, EventLog
 from handoff.runs.history import RunHistory, ScenarioHistory, StepHistory
 from handoff.runs.record import RunRecord, ScenarioRecord
 from handoff.scenario import Step
+from handoff.witness.evidence import Call
 from handoff.words import (
     HISTORY_PLACES,
     OPENING_ACTIONS,
@@ -111,9 +112,10 @@ def _scenario_judgement(history: ScenarioHistory, backend: Backend) -> ScenarioJ
                              recoveries=() if record.skipped else recoveries(history))
 
 
-def step_facts(history: StepHistory, spec: Step) -> StepFacts:
+def step_facts(history: StepHistory, spec: Step, calls_seen: bool = True) -> StepFacts:
     """What one step's worker said, from its history, and the versions its scenario step
-    (``spec``) asks for."""
+    (``spec``) asks for. ``calls_seen``: whether the witness stood where the runtime's
+    calls to the service go (not with the real Copilot service)."""
     step, said = history.record, history.said
     return StepFacts(
         step=step.step, host=step.host, home=step.home, store=step.store,
@@ -121,7 +123,7 @@ def step_facts(history: StepHistory, spec: Step) -> StepFacts:
         ready=said.ready, eventlog=said.eventlog,
         actions=tuple(said.actions), failures=tuple(said.failures), holding=said.holding, faults=tuple(step.faults),
         finished=said.finished is not None, exit_code=step.exit_code, timed_out=step.timed_out,
-        problems=tuple(said.problems), notes=tuple(step.notes),
+        problems=tuple(said.problems), notes=tuple(step.notes), calls=history.calls if calls_seen else None,
     )
 
 
@@ -129,7 +131,7 @@ def _step_turns(history: ScenarioHistory, spec: Step, step: StepHistory, backend
     """The turns of one step, each numbered as the scenario numbers it (the worker and the
     witness number them within the step)."""
     record, fact, view = history.record, history.fact, step.said
-    facts = step_facts(step, spec)
+    facts = step_facts(step, spec, backend.seen_on_the_wire)
     judged: list[TurnJudgement] = []
     # Each ask, answered or failed, takes the verdict expected of it by its place in the step.
     ask_turns = sorted([t.turn for t in view.turns if t.kind == TurnKind.ASK] +
@@ -375,6 +377,8 @@ def _judged(scenario: str, spec: Step, step: StepFacts, turn: int | None, answer
     if spec.loaded_all_events is not None:
         expectations.append(_expected_flag("loaded all events", spec.loaded_all_events, step.loaded_all_events,
                                            "all events loaded", "events skipped"))
+    if spec.calls is not None:
+        expectations.append(_expected_calls(spec.calls, step.calls))
     if step.closed_before_resume is False and verdict == Verdict.KEPT:
         reason += "; but no session.shutdown precedes the resume: not a resume-after-close"
     if step.loaded_all_events is False:
@@ -393,6 +397,20 @@ def _expected_verdict(wanted: str | None, got: Verdict) -> Expectation:
     else:
         met = False
     return Expectation("verdict", wanted or "", got.value, met)
+
+
+def _expected_calls(wanted: tuple[str, ...], calls: tuple[Call, ...] | None) -> Expectation:
+    """The kinds of call the step's runtime made to the service besides its chats, against
+    those its scenario names; any carrying the fact or the session's id is not as expected:
+    what a session start tells the service is then more than the step says."""
+    shown = ", ".join(wanted) or "none"
+    if calls is None:
+        return Expectation("service calls", shown, "—", None)
+    made = sorted({call.kind for call in calls if call.kind})
+    carried = [what for what, found in (("the fact", any(call.fact_sent for call in calls)),
+                                        ("a session id", any(call.session_id for call in calls))) if found]
+    got = (", ".join(made) or "none") + (f"; carrying {' and '.join(carried)}" if carried else "")
+    return Expectation("service calls", shown, got, made == sorted(wanted) and not carried)
 
 
 def _expected_flag(name: str, wanted: bool, got: bool | None, yes: str, no: str) -> Expectation:

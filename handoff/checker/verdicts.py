@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from handoff.checker.store_cost import CostGrowth, cost_growth
 from handoff.protocol import ActionDone, ActionFailed, EventLog, Holding, Ready
+from handoff.witness.evidence import Call
 from handoff.words import FaultKind, NoTurn, TurnKind, Verdict
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class StepFacts:
     notes: tuple[str, ...] = ()  # what the step driver saw besides the worker's lines (a full disk)
     asked_runtime: str | None = None  # the versions the step asks for (None: the default)
     asked_sdk: str | None = None
+    calls: tuple[Call, ...] | None = None  # its runtime's calls to the service besides chats; None: not recorded
 
     @property
     def closed_before_resume(self) -> bool | None:

@@ -44,7 +44,7 @@ from handoff.protocol import (
 from handoff.runs.history import ScenarioHistory, StepHistory
 from handoff.runs.record import FaultRecord, ScenarioRecord, StepRecord
 from handoff.scenario import Scenario, Step
-from handoff.witness.evidence import Evidence
+from handoff.witness.evidence import Call, Evidence
 from handoff.words import (
     RESUMING_ACTIONS,
     Action,
@@ -270,6 +270,10 @@ class _StepMessages:
         self.compactions = list(step.compactions)
         self.stated = history.fact.stated_text  # how a tool's result or a summary states the fact
         self.calls = CALLS[sdk_language(step, spec)]  # its calls, as its SDK spells them
+        # The runtime's calls to the service besides its chats (the model list, the GitHub
+        # MCP server, the GitHub API): those made by an event drawn as one message before it
+        # (after it, for the create or resume that made them).
+        self.service = list(step.calls)
 
     def say(self, source: str, target: str, label: str, kind: str, fact: FactMark | None = None) -> None:
         self.out.append(Message(source, target, cut(label), kind, self.step.step, fact, full=" ".join(label.split())))
@@ -297,6 +301,8 @@ class _StepMessages:
                     self._compaction(self.compactions.pop(0), by_itself=True)
             while later_faults and later_faults[0].injected_at < event.t:
                 self._fault(later_faults.pop(0))
+            if not (isinstance(event, ActionDone) and event.action in STARTING_ACTIONS):  # drawn after its call
+                self._service_calls(event.t)
             self._event(event)
         for evidence in self.unreported:
             self._request(evidence, unreported=True)
@@ -304,6 +310,7 @@ class _StepMessages:
             self._compaction(evidence, by_itself=True)
         for fault in later_faults:
             self._fault(fault)
+        self._service_calls()
         self._ending()
         return self.out
 
@@ -343,12 +350,14 @@ class _StepMessages:
         elif action in (Action.CREATE, Action.CREATE_WITHOUT_ID):
             given = calls.given_id.format(shown_id(done.session_id)) if action == Action.CREATE else "no id"
             self.say(w, r, f"{calls.create}({given})", "call")
+            self._service_calls(done.t)
             self._memory()
             self.say(r, s, "session.start written" + (" (reused)" if done.reused else ""), "write")
         elif action in RESUMING_ACTIONS:
             if action == Action.RESUME_MOST_RECENT:
                 self.say(w, r, f"{calls.listing}() → {len(done.listed or ())}; resume the newest", "call")
             self.say(w, r, f"{calls.resume}({shown_id(done.session_id)})", "call")
+            self._service_calls(done.t)
             self._memory()
             self.say(s, r, self._loaded(done), "load")
         elif action == Action.CLOSE:
@@ -375,6 +384,15 @@ class _StepMessages:
             self.say(r, s, "compacted: the history replaced by the summary", "write")
         else:
             self.say(w, r, action, "call")
+
+    def _service_calls(self, until: float | None = None) -> None:
+        """The service calls made by ``until`` (None: all left), as one message saying
+        which, whose token they carried, and whether any carried the fact or the id."""
+        due = [call for call in self.service if until is None or call.at <= until]
+        if not due:
+            return
+        self.service = self.service[len(due):]
+        self.say(self.runtime, MODEL, service_calls(due), "service")
 
     def _fill(self, done: ActionDone) -> None:
         """A long history's filler turns, drawn as one exchange: how many requests, how
@@ -479,6 +497,27 @@ class _StepMessages:
             self.say(self.worker, self.worker, "timed out: killed by the coordinator", "error")
         elif view.ready is not None or self.step.exit_code is not None:
             self.say(self.worker, self.worker, f"ended without 'finished' (exit code {self.step.exit_code})", "error")
+
+
+STARTING_ACTIONS = (Action.CREATE, Action.CREATE_WITHOUT_ID, *RESUMING_ACTIONS)  # a session starts: calls follow
+SERVICE = {"models": "the model list", "mcp": "the GitHub MCP server", "github": "the GitHub API"}
+
+
+def service_calls(calls: list[Call]) -> str:
+    """``also asked: the model list; the GitHub MCP server (server/discover, initialize);
+    the GitHub API ×4 — alice's token; no fact, no session id``"""
+    said = []
+    for kind in dict.fromkeys(call.kind for call in calls):
+        mine = [call for call in calls if call.kind == kind]
+        rpc = list(dict.fromkeys(method for call in mine for method in call.rpc))
+        said.append(SERVICE.get(kind or "", kind or "another path") + (f" ×{len(mine)}" if len(mine) > 1 else "")
+                    + (f" ({', '.join(rpc)})" if rpc else ""))
+    principals = sorted({call.principal for call in calls if call.principal})
+    whose = f"{', '.join(principals)}'s token" if principals else "no token it issued"
+    carried = [what for what, found in (("the fact", any(call.fact_sent for call in calls)),
+                                        ("the session id", any(call.session_id for call in calls))) if found]
+    return f"also asked: {'; '.join(said)} — {whose}; " + (f"carrying {' and '.join(carried)}" if carried
+                                                            else "no fact, no session id")
 
 
 def sequence(history: ScenarioHistory, backend: Backend = Backend(), coordinated: bool = True) -> Sequence:

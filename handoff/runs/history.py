@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from handoff.fact import Fact
 from handoff.runs.record import RunRecord, ScenarioRecord, StepEvents, StepRecord
-from handoff.witness.evidence import Evidence
+from handoff.witness.evidence import Call, Evidence
 from handoff.witness.tags import COMPACTION, is_filler_turn
 from handoff.words import turns_in
 
@@ -36,6 +36,7 @@ class StepHistory:
     # its records of the runtime's compaction requests, by time: they carry no turn header
     # (the runtime sends only the provider's headers with them), and belong to no turn
     compactions: tuple[Evidence, ...] = ()
+    calls: tuple[Call, ...] = ()  # its runtime's other requests to the service (models, MCP, GitHub API), by time
 
     @property
     def name(self) -> str:
@@ -73,8 +74,11 @@ class ScenarioHistory:
         seen_by_step: dict[str, list[Evidence]] = {}
         for evidence in record.evidence:  # one pass: a run's evidence is many times its steps
             seen_by_step.setdefault(evidence.step, []).append(evidence)
+        calls_by_step: dict[str, list[Call]] = {}
+        for call in record.calls:
+            calls_by_step.setdefault(call.step, []).append(call)
         for index, step in enumerate(record.steps):
-            steps.append(_step(step, first_turn, seen_by_step.get(step.step, [])))
+            steps.append(_step(step, first_turn, seen_by_step.get(step.step, []), calls_by_step.get(step.step, [])))
             # the scenario numbers its turns through its steps in order, as the checker pairs them
             first_turn += turns_in(planned[index].actions) if index < len(planned) else 0
         return cls(record, fact, tuple(steps))
@@ -96,7 +100,7 @@ class RunHistory:
         return cls(record, fact, tuple(ScenarioHistory.of(scenario, fact) for scenario in record.scenarios))
 
 
-def _step(record: StepRecord, first_turn: int, evidence: list[Evidence]) -> StepHistory:
+def _step(record: StepRecord, first_turn: int, evidence: list[Evidence], calls: list[Call]) -> StepHistory:
     said = record.view()
     requests: dict[int, list[Evidence]] = {}
     for seen in evidence:
@@ -109,7 +113,7 @@ def _step(record: StepRecord, first_turn: int, evidence: list[Evidence]) -> Step
     unreported = sorted((e for e in evidence if _turn_number(e.turn) not in reported and not is_filler_turn(e.turn)
                          and e.interaction != COMPACTION), key=lambda e: e.at)
     return StepHistory(record, said, first_turn, {turn: tuple(seen) for turn, seen in requests.items()},
-                       tuple(unreported), tuple(filler), tuple(compactions))
+                       tuple(unreported), tuple(filler), tuple(compactions), tuple(sorted(calls, key=lambda c: c.at)))
 
 
 def _turn_number(turn: str | None) -> int | None:

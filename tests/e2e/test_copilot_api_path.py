@@ -65,3 +65,25 @@ def test_a_second_token_lists_reads_and_resumes_the_first_token_s_session(on_the
     assert not [e for e in evidence if e.step == "bob-guarded"]
     raw, guarded = on_the_api.asked(rung)
     assert (raw.verdict, guarded.verdict) == (Verdict.KEPT, Verdict.REFUSED)
+
+
+def test_a_session_start_asks_the_service_for_more_than_the_chat_and_tells_it_nothing_of_the_session(on_the_api):
+    """session-start-calls: each process's runtime asks for the model list, opens the
+    GitHub MCP server and asks the GitHub API, each call with the step's token; none
+    carries the fact or the session's id, which the chats do."""
+    record = next(s for s in on_the_api.record.scenarios if s.name == "session-start-calls")
+    steps = {step.step for step in record.steps}
+    assert {call.step for call in record.calls} == steps  # every call is its token's step's
+    for step in steps:
+        mine = [call for call in record.calls if call.step == step]
+        assert {call.kind for call in mine} == {"models", "mcp", "github"}, step
+        assert {call.principal for call in mine} == {"alice"}
+        assert ("server/discover" in {m for call in mine for m in call.rpc})
+        assert not any(call.fact_sent or call.session_id for call in mine)
+    chats = [e for e in record.evidence if e.step in steps]
+    assert chats and all(e.session_id for e in chats)  # the chats name the session; the calls do not
+    machines = {call.machine for call in record.calls if call.kind == "models"}
+    assert len(machines) == 1 and None not in machines  # two processes of one machine: one machine id
+    for turn in on_the_api.asked("session-start-calls"):
+        [calls] = [e for e in turn.expectations if e.name == "service calls"]
+        assert (calls.wanted, calls.got, calls.met) == ("github, mcp, models", "github, mcp, models", True)

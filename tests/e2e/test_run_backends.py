@@ -112,8 +112,8 @@ def test_the_byok_lesson_is_one_option_away(tmp_path):
     session's); `--backend witness-byok` is BYOK, where the same steps have no model to ask
     and the provider must be passed again. The run says which path it took."""
     out = tmp_path / "run.json"
-    done = handoff_run("resume-without-provider", "resupply-on-resume", "--backend", "witness-byok", "--json", str(out),
-                       env=dict(os.environ))
+    done = handoff_run("resume-without-provider", "resupply-on-resume", "session-start-calls", "--backend",
+                       "witness-byok", "--json", str(out), env=dict(os.environ))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Model: the witness model as a BYOK provider" in done.stdout
     turns = _turns(out)
@@ -122,6 +122,12 @@ def test_the_byok_lesson_is_one_option_away(tmp_path):
     told = [turn for turn in turns if turn["scenario"] == "resupply-on-resume" and turn["step"] == "provider-omitted"]
     assert [turn["verdict"] for turn in told] == ["failed-loudly"]
     assert json.loads(out.read_text())["record"]["options"]["backend"]["kind"] == "witness"  # stored as what ran
+    # on BYOK a runtime asks the provider for its chats only: no model list, MCP server or GitHub API
+    started = [turn for turn in turns if turn["scenario"] == "session-start-calls" and turn["kind"] == "ask"]
+    assert [(e["name"], e["got"], e["met"]) for turn in started for e in turn["expectations"]
+            if e["name"] == "service calls"] == [("service calls", "none", True)] * 2
+    [calls] = [s["calls"] for s in json.loads(out.read_text())["record"]["scenarios"] if s["name"] == "session-start-calls"]
+    assert calls == []
 
 
 def test_a_backend_typo_is_one_line_and_exit_2():

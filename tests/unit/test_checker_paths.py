@@ -34,10 +34,13 @@ def step(name, *events, host="local", home="shared", store="home", **fields) -> 
 
 
 def facts(name, *, ready=READY, eventlog=None, failures=(), holding=None, faults=(), finished=True, exit_code=0,
-          timed_out=False, problems=(), notes=(), host="local", home="shared", store="home") -> StepFacts:
+          timed_out=False, problems=(), notes=(), host="local", home="shared", store="home", calls=()) -> StepFacts:
+    """``calls``: the witness's records of the step's other calls to the service (None: a
+    backend it does not stand in front of)."""
     return StepFacts(step=name, host=host, home=home, store=store, ready=ready, eventlog=eventlog, actions=(),
                      failures=tuple(failures), holding=holding, faults=tuple(faults), finished=finished,
-                     exit_code=exit_code, timed_out=timed_out, problems=tuple(problems), notes=tuple(notes))
+                     exit_code=exit_code, timed_out=timed_out, problems=tuple(problems), notes=tuple(notes),
+                     calls=calls)
 
 
 def turn(number, kind, answer):
@@ -156,7 +159,8 @@ def test_an_ask_that_never_answered_is_judged_from_the_failure_with_the_backends
               "(or GH_TOKEN / GITHUB_TOKEN)")
     assert judged.verdict == Verdict.FAILED_LOUDLY and judged.evidence == Basis.RUNTIME_ERROR
     assert judged.reason.startswith(f"ask failed (not a 'not found'): Authentication failed (HTTP 401) ({advice}")
-    assert judged == TurnJudgement("s", "ask", None, facts("B", failures=(failure,)), fact_reached_model=FactSeen.NO_REQUEST,
+    assert judged == TurnJudgement("s", "ask", None, facts("B", failures=(failure,), calls=None),  # no witness there
+                                   fact_reached_model=FactSeen.NO_REQUEST,
                                    verdict=Verdict.FAILED_LOUDLY, reason=judged.reason, evidence=Basis.RUNTIME_ERROR,
                                    expectations=(Expectation("verdict", "kept", "failed-loudly", None),))
 

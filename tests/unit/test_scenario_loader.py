@@ -308,15 +308,30 @@ def test_a_step_says_what_it_expects_on_one_path_and_a_run_judges_it_by_its_own(
 
 
 @pytest.mark.parametrize("table, says", [
-    ('copilot-api = "kept"', "field 'copilot-api' must be a table of expect and expect_tell"),
+    ('copilot-api = "kept"', "field 'copilot-api' must be a table of expect, expect_tell and calls"),
     ('[steps.copilot-api]\nexpect = "kept"\nprovider = "passed"', "[copilot-api]: field 'provider'"),
     ('[steps.byok]\n', "[byok]: field 'expect' is missing"),
     ('[steps.copilot-api]\nexpect = "gone"', "[copilot-api]: field 'expect'"),
     ('[steps.copilot-api]\nexpect = ["kept", "kept"]', "[copilot-api]: field 'expect' lists 2 verdict(s)"),
     ('[steps.byok]\nexpect_tell = "told"', "[byok]: field 'expect_tell' is set but the step has no 'tell'"),
+    ('[steps.byok]\ncalls = ["models", "chat"]', "[byok]: field 'calls' must be a list of kinds of call, each once"),
+    ('calls = ["mcp", "mcp"]', "field 'calls' must be a list of kinds of call, each once"),
+    ('calls = "mcp"', "field 'calls' must be list"),
 ])
 def test_what_a_step_expects_on_a_path_is_checked_like_its_own(tmp_path, table, says):
     assert says in load_error(tmp_path, HEADER + STEP_A + step(extra=f'expect = "kept"\n{table}'))
+
+
+def test_the_calls_a_step_expects_are_its_own_or_its_path_s_and_need_an_ask(tmp_path):
+    from handoff.protocol import BYOK_PATH, COPILOT_API_PATH
+
+    loaded = load_text(HEADER + STEP_A + step(extra='expect = "kept"\ncalls = []\n[steps.copilot-api]\n'
+                                                     'calls = ["models", "github", "mcp"]'))
+    assert loaded.on_path(BYOK_PATH).steps[1].calls == ()
+    assert loaded.on_path(COPILOT_API_PATH).steps[1].calls == ("github", "mcp", "models")  # in one order
+    assert load_text(HEADER + STEP_A).steps[0].calls is None  # not judged
+    message = load_error(tmp_path, HEADER + step("A", '["create", "tell", "close"]', 'calls = ["models"]'))
+    assert "field 'calls' is set but the step has no 'ask' turn to judge it with" in message
 
 
 def load_text(text: str):
