@@ -90,6 +90,9 @@ def skew(
     jobs: Annotated[int, typer.Option(min=1, help="Cells run at once.")] = os.cpu_count() or 1,
     json_path: Annotated[Optional[Path], typer.Option("--json", help="Also write the run's record and judgement here.")] = None,
     runs_dir: RunsDirOption = None,
+    backend: Annotated[str, typer.Option(
+        help="The witness as the GitHub Copilot API (witness: the lab's path) or as a BYOK provider "
+             "(witness-byok).")] = "witness",
 ) -> None:
     """Resume across versions: a grid of verdicts, created-by rows × resumed-by columns.
 
@@ -100,7 +103,7 @@ def skew(
     from handoff.app.grid import run_grid
 
     with run_failures():
-        done = run_grid(runtime or [], sdk or [], fact, topic, jobs, runs_dir or RUNS_DIR, json_path, note)
+        done = run_grid(runtime or [], sdk or [], fact, topic, jobs, runs_dir or RUNS_DIR, json_path, note, backend)
     typer.echo(formats.rendered(done.record, done.judgement, "table"))
     note("\n" + fit.paragraph(done.stored_as()))
     write_outputs(done.record, done.judgement, json_path, None, note)

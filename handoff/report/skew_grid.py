@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement, TurnJudgement
 from handoff.report import cells, fit
-from handoff.report.outcomes import what_went_wrong
+from handoff.report.outcomes import Standing, standing, what_went_wrong
 from handoff.runs.history import RunHistory
 from handoff.runs.record import RunRecord
 from handoff.skew.expected import Pair
@@ -84,8 +84,10 @@ def _failures(record: RunRecord, judgement: RunJudgement) -> list[str]:
 
 
 def _summary(judgement: RunJudgement) -> str:
+    """How many cells came out as expected: a cell is a scenario, whose created step's
+    tell may be judged besides its question (a failed-loudly tell on an old runtime)."""
     total = len(judgement.scenarios)
-    held = sum(1 for turn in judgement.judged if turn.as_expected)
+    held = sum(1 for scenario in judgement.scenarios if standing(scenario) == Standing.AS_EXPECTED)
     return f"{cells.plural(total, 'cell')}, {held} as expected" + what_went_wrong(judgement)
 
 

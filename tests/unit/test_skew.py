@@ -12,7 +12,7 @@ from handoff.runs.record import RunOptions, RunRecord, ScenarioRecord, StepRecor
 from handoff.skew import grid
 from handoff.skew.expected import Pair, expectation, load
 from handoff.witness.evidence import Evidence
-from handoff.words import Command
+from handoff.words import Command, Verdict
 
 OLD, NEW = Pair("1.0.92", "1.0.25"), Pair("1.0.102", "1.0.25")
 
@@ -122,3 +122,17 @@ def test_the_grid_has_created_by_rows_and_resumed_by_columns():
     markdown = rendered(record, judgement, "markdown")
     assert "| **1.0.102/1.0.25** | kept 7/8 | lost NO(kept) |" in markdown
     assert "| created by ↓ / resumed by → | 1.0.92/1.0.25 | 1.0.102/1.0.25 |" in markdown
+
+
+def test_the_summary_counts_cells_not_turns():
+    """A cell on runtime 1.0.78 or 1.0.40 has its tell judged too (failed loudly, as
+    expected): 16 cells once read "20 as expected"."""
+    from handoff.checker.verdicts import Expectation, RunJudgement, ScenarioJudgement, TurnJudgement
+    from handoff.report.skew_grid import _summary
+
+    def turn(kind):
+        return TurnJudgement("c", kind, 1, None, verdict=Verdict.KEPT,
+                             expectations=(Expectation("verdict", "kept", "kept", True),))
+
+    two_judged = ScenarioJudgement("c", "t", "p", "d", 1.0, (turn("tell"), turn("ask")))
+    assert _summary(RunJudgement("r", "At Risk", (two_judged, two_judged))).startswith("2 cells, 2 as expected")
