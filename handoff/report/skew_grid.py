@@ -92,7 +92,9 @@ def _summary(judgement: RunJudgement) -> str:
 
 
 def _wrapped(text: str, indent: str = "") -> str:
-    return fit.fill(text, width=110, initial_indent=indent, subsequent_indent=indent + "    ")
+    """Prose under the grid, within the terminal (cell names hold no space: never cut)."""
+    return fit.fill(text, width=fit.terminal_width(), initial_indent=indent, subsequent_indent=indent + "    ",
+                    break_on_hyphens=False)
 
 
 def render(record: RunRecord, judgement: RunJudgement) -> str:
@@ -104,7 +106,7 @@ def render(record: RunRecord, judgement: RunJudgement) -> str:
     if failed:
         parts.append("Failed actions, by the runtime/SDK of the process that failed them:\n"
                      + "\n".join(_wrapped(line, "  ") for line in failed))
-    parts.append(_summary(judgement))
+    parts.append(_wrapped(_summary(judgement)))
     return "\n\n".join(parts)
 
 

@@ -136,3 +136,17 @@ def test_the_summary_counts_cells_not_turns():
 
     two_judged = ScenarioJudgement("c", "t", "p", "d", 1.0, (turn("tell"), turn("ask")))
     assert _summary(RunJudgement("r", "At Risk", (two_judged, two_judged))).startswith("2 cells, 2 as expected")
+
+
+def test_the_grid_and_its_prose_fit_the_terminal(monkeypatch):
+    record = grid_record({
+        "1.0.92+1.0.25-to-1.0.92+1.0.25": ("I don't know.", False),
+        "1.0.92+1.0.25-to-1.0.102+1.0.25": ("I don't know.", False),
+        "1.0.102+1.0.25-to-1.0.92+1.0.25": (RECALLED, True, (7, 8)),
+        "1.0.102+1.0.25-to-1.0.102+1.0.25": ("I don't know.", False),
+    })
+    for columns in (80, 100):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        lines = rendered(record, judge(record), "table").splitlines()
+        assert max(map(len, lines)) <= columns, columns
+        assert any(line.startswith("4 cells, 1 as expected; NOT as expected:") for line in lines)
