@@ -38,6 +38,33 @@ def witness(
     raise typer.Exit(code)
 
 
+def conform(
+    factory: Annotated[str, typer.Argument(metavar="MODULE:FACTORY", help="What your app passes to the SDK as "
+                                           "create_session_fs_handler, importable from here or PYTHONPATH.")],
+) -> None:
+    """Judge your own SessionFs provider: does it keep the contract the runtime needs?
+
+    Each row calls the provider through the SDK's own adapter, as the runtime's requests
+    reach it: round trips (empty, large, multi-byte), appends, a missing path's ENOENT,
+    mkdir, readdir, rm, rename, stat. Exits 0 when every required row holds, 1 when one
+    does not, 2 when MODULE:FACTORY is no such factory.
+
+    Examples:
+      handoff conform examples.files_provider:factory
+      handoff conform myapp.sessions:make_provider"""
+    from handoff.conform.suite import validate
+    from handoff.conform.loading import factory_named
+    from handoff.report.conformance import rendered
+
+    try:
+        made = factory_named(factory)
+    except UserError as error:
+        raise fail(str(error), ExitCode.BAD_INPUT)
+    report = validate(made, factory)
+    typer.echo(rendered(report))
+    raise typer.Exit(report.exit_code)
+
+
 def export_k8s(
     name: Annotated[str, typer.Argument(metavar="SCENARIO", help="A scenario name or .toml file.")],
     image: Annotated[str, typer.Option(help="The image the cluster pulls: the Containerfile's standalone target, "

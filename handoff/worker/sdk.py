@@ -15,9 +15,9 @@ from typing import Any, Awaitable, Callable
 
 from copilot import CopilotClient
 from copilot.client import RuntimeConnection
-from copilot.generated.rpc import SessionFSReaddirWithTypesEntry
+from copilot.generated.rpc import SessionFSErrorCode, SessionFSReaddirWithTypesEntry
 from copilot.session import CopilotSession, PermissionHandler
-from copilot.session_fs_provider import SessionFsFileInfo, SessionFsProvider
+from copilot.session_fs_provider import SessionFsFileInfo, SessionFsProvider, create_session_fs_adapter
 from copilot.tools import Tool, ToolInvocation, ToolResult
 
 from handoff.stores.files import STATE_ROOT, SessionFiles
@@ -286,3 +286,14 @@ class Runtime:
 
 def _stored(metadata) -> StoredSession:
     return StoredSession(metadata.session_id, metadata.modified_time.isoformat(), metadata.summary)
+
+
+def session_fs_handler(provider: Any) -> Any:
+    """A SessionFs provider as the runtime's requests reach it: the SDK's own adapter, which
+    turns what the provider raises into the error codes the runtime reads (handoff/conform/)."""
+    if not isinstance(provider, SessionFsProvider):
+        raise TypeError(f"{type(provider).__name__} is not a copilot.session_fs_provider.SessionFsProvider")
+    return create_session_fs_adapter(provider)
+
+
+FS_NOT_FOUND = SessionFSErrorCode.ENOENT.value  # the code of an error the runtime reads as "no such path"

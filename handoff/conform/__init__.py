@@ -1,0 +1,13 @@
+"""Prove it on your own store: a conformance suite for any SessionFs provider.
+
+``suite.validate(factory)`` judges the provider an app passes to the SDK as
+``create_session_fs_handler`` (called with the session, returning a
+``copilot.session_fs_provider.SessionFsProvider``) and returns a :class:`Report`, a row
+per property with its outcome — ok, fail, or unknown when the check itself could not
+finish — and a line saying why. ``handoff conform MODULE:FACTORY`` prints it.
+
+This part runs the contract rows (contract.py), op by op on the provider alone, through
+the SDK's own adapter: what the runtime's requests reach. Persistence through the
+provider with the real runtime (a new process, a kill, two resumers) is not run here yet;
+the report says so rather than passing it.
+"""

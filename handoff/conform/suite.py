@@ -1,0 +1,90 @@
+"""The suite: each contract row run on a fresh provider the factory makes, its outcome
+ok, fail or unknown (the check could not finish), and the report of them all."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import secrets
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from handoff.conform.contract import ROWS, ContractRow
+from handoff.worker.sdk import session_fs_handler
+
+TOP = "/conform"  # every row works under it, in a session of its own, and removes it when done
+ROW_SECONDS = 30.0  # a row that takes longer is unknown: the provider hangs, or waits on something
+NOT_RUN = "persistence with the real runtime (a new process, a kill, two resumers) and cost: not run by this version"
+
+
+class Outcome:
+    OK = "ok"
+    FAIL = "fail"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    says: str
+    required: bool
+    outcome: str  # Outcome
+    reason: str  # why it failed or is unknown; what held when ok
+
+
+@dataclass(frozen=True)
+class Report:
+    provider: str  # what was judged, as named
+    rows: tuple[Row, ...]
+    not_run: tuple[str, ...] = field(default=(NOT_RUN,))
+
+    def passed_required(self) -> bool:
+        return all(row.outcome == Outcome.OK for row in self.rows if row.required)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed_required() else 1
+
+
+@dataclass(frozen=True)
+class StandInSession:
+    """What the SDK passes the factory, as far as a provider reads it: the session's id."""
+    session_id: str
+
+
+def validate(factory: Callable[[Any], Any], name: str = "", rows: tuple[ContractRow, ...] = ROWS) -> Report:
+    """Judge the provider ``factory`` makes. Each row gets a provider of its own, for a
+    session id of its own, as the SDK makes one per session."""
+    return Report(name or getattr(factory, "__qualname__", repr(factory)), tuple(asyncio.run(_judged(factory, rows))))
+
+
+async def _judged(factory: Callable[[Any], Any], rows: tuple[ContractRow, ...]) -> list[Row]:
+    found = []
+    run = secrets.token_hex(4)
+    for index, row in enumerate(rows, 1):
+        session_id = f"conform-{run}-{index}"
+        root = f"{TOP}/{index}-{re.sub(r'[^a-z0-9]+', '-', row.name.lower()).strip('-')}"
+        found.append(await _one(factory, row, session_id, root))
+    return found
+
+
+async def _one(factory: Callable[[Any], Any], row: ContractRow, session_id: str, root: str) -> Row:
+    def judged(outcome: str, reason: str) -> Row:
+        return Row(row.name, row.says, row.required, outcome, reason)
+
+    try:
+        handler = session_fs_handler(factory(StandInSession(session_id)))
+    except Exception as error:  # the factory is the user's code: whatever it raises is the row's answer
+        return judged(Outcome.UNKNOWN, f"the factory failed: {type(error).__name__}: {error}")
+    try:
+        problem = await asyncio.wait_for(row.check(handler, root), ROW_SECONDS)
+    except asyncio.TimeoutError:
+        return judged(Outcome.UNKNOWN, f"took more than {ROW_SECONDS:.0f} s: the provider hangs, or waits on something")
+    except Exception as error:
+        return judged(Outcome.UNKNOWN, f"the check could not finish: {type(error).__name__}: {error}")
+    finally:  # what the row wrote goes, as far as the provider's own rm takes it (its store is the user's)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(handler.rm(SimpleNamespace(path=TOP, recursive=True, force=True)), ROW_SECONDS)
+    return judged(Outcome.FAIL, problem) if problem else judged(Outcome.OK, row.says)

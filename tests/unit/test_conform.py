@@ -1,0 +1,88 @@
+"""`handoff conform`'s contract rows (handoff/conform/): a correct provider on plain files
+keeps every one, a provider whose append overwrites fails that row and only that one, the
+project's own SQLite store keeps them through the same path, and what cannot be judged
+says so. The providers are the examples a reader learns from (examples/)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from handoff.conform import suite
+from handoff.cli import app
+from handoff.conform.suite import Outcome, validate
+from handoff.stores.database import connect
+from handoff.stores.files import SessionFiles
+from handoff.worker import sdk
+from examples import files_provider, overwriting_provider
+
+
+@pytest.fixture(autouse=True)
+def provider_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("FILES_PROVIDER_ROOT", str(tmp_path / "files"))
+    return tmp_path / "files"
+
+
+def outcomes(report):
+    return {row.name: row.outcome for row in report.rows}
+
+
+def test_a_correct_provider_keeps_every_row_and_leaves_nothing_of_its_rows(provider_root):
+    report = validate(files_provider.factory)
+    assert set(outcomes(report).values()) == {Outcome.OK} and report.passed_required() and report.exit_code == 0
+    assert not list(provider_root.rglob("*.txt")) and not list(provider_root.rglob("*.jsonl"))
+
+
+def test_an_append_that_overwrites_fails_the_append_row_only():
+    report = validate(overwriting_provider.factory)
+    failed = {name for name, outcome in outcomes(report).items() if outcome != Outcome.OK}
+    assert failed == {"append appends"} and report.exit_code == 1
+    [row] = [row for row in report.rows if row.name == "append appends"]
+    assert "holds 'third\\n', not the three lines in order" in row.reason
+
+
+def test_the_project_s_sqlite_store_keeps_every_row_through_the_same_path(tmp_path):
+    database = connect(f"sqlite:///{tmp_path / 'store.db'}")
+    SessionFiles.create_schema(database)
+    report = validate(lambda session: sdk._StoreProvider(SessionFiles(database, session.session_id, "/home/a")))
+    assert set(outcomes(report).values()) == {Outcome.OK}, [r for r in report.rows if r.outcome != Outcome.OK]
+
+
+class MissingIsUnknown(files_provider.FilesProvider):
+    async def read_file(self, path):
+        if not self._path(path).exists():
+            raise KeyError(path)  # a key-value store's miss: the runtime reads it as UNKNOWN, not ENOENT
+        return await super().read_file(path)
+
+
+class Hanging(files_provider.FilesProvider):
+    async def stat(self, path):
+        await asyncio.sleep(3600)
+
+
+def test_a_miss_that_is_not_enoent_fails_naming_the_op_and_a_hang_is_unknown(provider_root, monkeypatch):
+    missing = validate(lambda s: MissingIsUnknown(provider_root / s.session_id))
+    [row] = [row for row in missing.rows if row.name == "missing is ENOENT"]
+    assert row.outcome == Outcome.FAIL and "read_file gave UNKNOWN" in row.reason and "stat gave" not in row.reason
+    monkeypatch.setattr(suite, "ROW_SECONDS", 0.2)
+    hung = validate(lambda s: Hanging(provider_root / s.session_id))
+    assert outcomes(hung)["stat"] == Outcome.UNKNOWN and hung.exit_code == 1
+    assert "took more than" in next(r.reason for r in hung.rows if r.name == "stat")
+
+
+def test_the_command_exits_0_1_or_2_and_a_bad_factory_is_one_line(monkeypatch):
+    monkeypatch.chdir(os.path.dirname(os.path.dirname(files_provider.__file__)))
+    runner = CliRunner()
+    good = runner.invoke(app, ["conform", "examples.files_provider:factory"])
+    assert good.exit_code == 0 and "13 of 13 required rows hold: it keeps the contract." in good.output
+    assert "Not run: persistence with the real runtime" in " ".join(good.output.split())
+    bad = runner.invoke(app, ["conform", "examples.overwriting_provider:factory"])
+    assert bad.exit_code == 1 and "it does NOT keep the contract" in bad.output
+    for spec, says in (("nope:factory", "no module 'nope'"), ("examples.files_provider:absent", "has no function"),
+                       ("examples.files_provider:root", "not a factory of SessionFs providers"),
+                       ("examples.files_provider", "name the factory as MODULE:FACTORY")):
+        done = runner.invoke(app, ["conform", spec])
+        assert done.exit_code == 2 and says in done.output and done.output.count("\n") == 1, (spec, done.output)
