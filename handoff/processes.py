@@ -208,6 +208,18 @@ def _descendants() -> list[psutil.Process]:
     return []
 
 
+def descendant_pids() -> set[int]:
+    """The processes below this one now, to tell later ones from (kill_descendants_since)."""
+    return {process.pid for process in _descendants()}
+
+
+def kill_descendants_since(before: set[int]) -> None:
+    """Kill every process below this one that was not there ``before`` and still runs: a
+    runtime the SDK started, should its stop have failed (kill_all also removes a
+    runtime's in-use markers, in the user's own cache, where nothing else would)."""
+    kill_all([process for process in _descendants() if process.pid not in before])
+
+
 def _identity(process: psutil.Process) -> tuple[int, float]:
     """A process as no later one can be: its pid with its start time."""
     try:

@@ -44,10 +44,12 @@ def conform(
 ) -> None:
     """Judge your own SessionFs provider: does it keep the contract the runtime needs?
 
-    Each row calls the provider through the SDK's own adapter, as the runtime's requests
-    reach it: round trips (empty, large, multi-byte), appends, a missing path's ENOENT,
-    mkdir, readdir, rm, rename, stat. Exits 0 when every required row holds, 1 when one
-    does not, 2 when MODULE:FACTORY is no such factory.
+    The contract rows call the provider through the SDK's own adapter, as the runtime's
+    requests reach it: round trips (empty, large, multi-byte), appends, a missing path's
+    ENOENT, mkdir, readdir, rm, rename, stat. The persistence rows run the real runtime
+    on it: a session resumed in the same process, and in a new process whose home is its
+    own. Exits 0 when every required row holds, 1 when one does not, 2 when MODULE:FACTORY
+    is no such factory.
 
     Examples:
       handoff conform examples.files_provider:factory
@@ -60,7 +62,7 @@ def conform(
         made = factory_named(factory)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)
-    report = validate(made, factory)
+    report = validate(made, spec=factory)
     typer.echo(rendered(report))
     raise typer.Exit(report.exit_code)
 

@@ -1,5 +1,6 @@
-"""The suite: each contract row run on a fresh provider the factory makes, its outcome
-ok, fail or unknown (the check could not finish), and the report of them all."""
+"""The suite: each contract row run on a fresh provider the factory makes, then the
+persistence rows with the real runtime; each outcome ok, fail or unknown (the check could
+not finish, or its evidence disagrees), and the report of them all."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable
 
+from handoff.conform import persistence
 from handoff.conform.contract import ROWS, ContractRow
+from handoff.conform.persistence import Heard
+from handoff.fact import Fact
 from handoff.worker.sdk import session_fs_handler
 
 TOP = "/conform"  # every row works under it, in a session of its own, and removes it when done
 ROW_SECONDS = 30.0  # a row that takes longer is unknown: the provider hangs, or waits on something
-NOT_RUN = "persistence with the real runtime (a new process, a kill, two resumers) and cost: not run by this version"
+NOT_RUN = ("persistence after a kill mid-turn, with two resumers at once, and discovery through the provider; "
+           "the cost per op and per turn: not run by this version")
 
 
 class Outcome:
@@ -54,10 +59,55 @@ class StandInSession:
     session_id: str
 
 
-def validate(factory: Callable[[Any], Any], name: str = "", rows: tuple[ContractRow, ...] = ROWS) -> Report:
-    """Judge the provider ``factory`` makes. Each row gets a provider of its own, for a
-    session id of its own, as the SDK makes one per session."""
-    return Report(name or getattr(factory, "__qualname__", repr(factory)), tuple(asyncio.run(_judged(factory, rows))))
+@dataclass(frozen=True)
+class PersistenceRow:
+    name: str
+    says: str
+    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard]  # (factory, its MODULE:FACTORY, fact)
+    required: bool = True
+
+
+PERSISTENCE = (
+    PersistenceRow("resume, same process", "created, told and closed through it, then resumed in the same process: "
+                   "the answer names the fact, which the model was sent",
+                   lambda factory, spec, fact: persistence.same_process(factory, fact)),
+    PersistenceRow("resume, new process", "resumed by a new process with a home of its own, the provider the one "
+                   "thing the two share: the fact kept", persistence.new_process),
+)
+
+
+def validate(factory: Callable[[Any], Any], name: str = "", rows: tuple[ContractRow, ...] = ROWS,
+             spec: str | None = None, runtime: bool = True, fact: Fact = Fact()) -> Report:
+    """Judge the provider ``factory`` makes. Each contract row gets a provider of its own,
+    for a session id of its own, as the SDK makes one per session. With ``runtime``, the
+    persistence rows follow, on the real runtime and the witness model; the new process
+    imports the provider by ``spec`` (MODULE:FACTORY)."""
+    judged = asyncio.run(_judged(factory, rows))
+    if runtime:
+        judged += [_persisted(row, factory, spec, fact) for row in PERSISTENCE]
+    return Report(name or spec or getattr(factory, "__qualname__", repr(factory)), tuple(judged))
+
+
+def _persisted(row: PersistenceRow, factory: Callable[[Any], Any], spec: str | None, fact: Fact) -> Row:
+    heard = row.run(factory, spec, fact)
+    outcome, reason = _judge(heard, fact, row.says)
+    return Row(row.name, row.says, row.required, outcome, reason)
+
+
+def _judge(heard: Heard, fact: Fact, says: str) -> tuple[str, str]:
+    """As a run judges a question: the answer and the witness's record must agree."""
+    if heard.problem:
+        if "none was given" in heard.problem or "did not finish" in heard.problem:
+            return Outcome.UNKNOWN, heard.problem
+        return Outcome.FAIL, heard.problem
+    named = fact.is_in(heard.answer)
+    if named and heard.fact_sent:
+        return Outcome.OK, says
+    if not named and heard.fact_sent is False:
+        return Outcome.FAIL, ("the resumed session did not have the fact: the model was not sent it, so the runtime "
+                              "got no history through the provider")
+    return Outcome.UNKNOWN, (f"the answer {'names' if named else 'lacks'} the fact, and the model was "
+                             f"{'sent it' if heard.fact_sent else 'not sent it' if heard.fact_sent is False else 'never asked'}")
 
 
 async def _judged(factory: Callable[[Any], Any], rows: tuple[ContractRow, ...]) -> list[Row]:

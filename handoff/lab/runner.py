@@ -27,14 +27,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-import psutil
-
 from handoff.errors import UserError
 from handoff.inputs import temporary_directory
 from handoff.lab.calls import Creator
 from handoff.lab.options import LOG_DIR, LabOptions, Write
 from handoff.lab.transcript import Lab
-from handoff.processes import ProcessTracker, StopOnce, kill_all
+from handoff.processes import ProcessTracker, StopOnce, descendant_pids, kill_descendants_since
 from handoff.runs.record import RunRecord
 from handoff.hosts.local import ready_runtime
 from handoff.witness.evidence import read_evidence
@@ -55,7 +53,7 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
         (options.home / LOG_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserError(f"--home {options.home}: cannot create it ({error.strerror})") from None
-    before = _descendants()
+    before = descendant_pids()
     tracker = ProcessTracker()
     lab = Lab(options, str(runtime_path), tracker, write, warn)
     lab.creator = creator
@@ -69,7 +67,7 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
         finally:
             with stop.shielded():
                 tracker.stop_all()
-                _kill_new_descendants(before)  # the SDK's runtime, should its stop have failed
+                kill_descendants_since(before)  # the SDK's runtime, should its stop have failed
                 if keep is not None and lab.recorder is not None and lab.recorder.lines:
                     keep(lab.recorder.record(read_evidence(lab.evidence_path)))
                 lab.evidence_path.unlink(missing_ok=True)
@@ -100,17 +98,3 @@ def _sdk_log_to(path: Path):
             logging.getLogger(name).removeHandler(handler)
             logging.getLogger(name).propagate = propagate
         handler.close()
-
-
-def _descendants() -> set[int]:
-    with contextlib.suppress(psutil.Error):
-        return {child.pid for child in psutil.Process().children(recursive=True)}
-    return set()
-
-
-def _kill_new_descendants(before: set[int]) -> None:
-    """Kill any process below this one that the lab started and that is still running."""
-    with contextlib.suppress(psutil.Error):
-        # (kill_all removes a runtime's in-use markers too: in the user's own cache, where
-        # nothing else would remove them)
-        kill_all([p for p in psutil.Process().children(recursive=True) if p.pid not in before])

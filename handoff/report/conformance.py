@@ -15,7 +15,8 @@ def rendered(report: Report) -> str:
     required = sum(1 for row in report.rows if row.required)
     verdict = ("it keeps the contract" if report.passed_required() else "it does NOT keep the contract")
     return "\n\n".join([
-        fit.paragraph(f"SessionFs provider {report.provider}: the contract, op by op, through the SDK's adapter"),
+        fit.paragraph(f"SessionFs provider {report.provider}: the contract, op by op through the SDK's adapter, "
+                      f"then persistence through it on the real runtime"),
         fit.table(rows, HEADERS, wraps=(0, 2), unpadded=True),
         *(fit.paragraph(f"Not run: {text}") for text in report.not_run),
         fit.paragraph(f"{held} of {required} required rows hold: {verdict}."),

@@ -144,7 +144,7 @@ class StoredSession:
     summary: str | None
 
 
-class _StoreProvider(SessionFsProvider):
+class StoreProvider(SessionFsProvider):
     """The SDK's SessionFs provider interface over the tool's database-backed files."""
 
     def __init__(self, files: SessionFiles):
@@ -199,9 +199,10 @@ class Runtime:
 
     def __init__(self, runtime_path: str, home: str, provider: Provider | CopilotService | None,
                  files: Callable[[str], SessionFiles] | None = None, tools: tuple[RegisteredTool, ...] = (),
-                 options: SessionOptions | None = None, env: dict[str, str] | None = None):
+                 options: SessionOptions | None = None, env: dict[str, str] | None = None,
+                 fs_factory: Callable[[Any], Any] | None = None):
         session_fs = None
-        if files is not None:
+        if files is not None or fs_factory is not None:
             session_fs = {"initial_working_directory": "/work", "session_state_path": STATE_ROOT, "conventions": "posix"}
         self._client = CopilotClient(
             connection=RuntimeConnection.for_stdio(path=runtime_path),
@@ -217,7 +218,9 @@ class Runtime:
         self._options = options or SessionOptions(model=provider.model if provider else None)
         self._provider_config = provider.config() if provider else None
         self._files = files
-        self._fs_handler = (lambda session: _StoreProvider(files(session.session_id))) if files else None
+        # A provider of the app's own (``fs_factory``: what an app passes as create_session_fs_handler,
+        # handoff/conform/), else the tool's database-backed files.
+        self._fs_handler = fs_factory or ((lambda session: StoreProvider(files(session.session_id))) if files else None)
         self._tools = [tool.sdk_tool() for tool in tools] or None
 
     async def start(self) -> str:

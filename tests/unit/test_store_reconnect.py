@@ -21,7 +21,7 @@ from handoff.stores.database import StoreUnreachable, connect
 from handoff.stores.files import EVENTS, SessionFiles, UnsureChange
 from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.worker import store as worker_store
-from handoff.worker.sdk import _StoreProvider
+from handoff.worker.sdk import StoreProvider
 from handoff.worker.store import RECONNECT_WAITS, DatabaseStore, open_database
 
 HOME = "/home/a/.copilot"
@@ -258,7 +258,7 @@ def test_back_after_an_outage_the_same_store_goes_on(server, store, quick):
 def _adapter(files: SessionFiles):
     """What the SDK puts between the runtime and the provider (client.py wraps every
     provider in it)."""
-    return create_session_fs_adapter(_StoreProvider(files))
+    return create_session_fs_adapter(StoreProvider(files))
 
 
 def test_the_sdk_adapter_turns_any_failure_of_exists_into_no():

@@ -1,0 +1,30 @@
+"""The new process of the conformance suite's new-process row: import the provider by its
+``MODULE:FACTORY``, resume the session through it with a home of its own, ask, and print
+``{"answer": ..., "problem": ...}`` as one JSON line.
+
+    python -m handoff.conform.resume MODULE:FACTORY SESSION_ID WITNESS_URL FACT TOPIC HOME
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from handoff.conform.loading import factory_named
+from handoff.conform.persistence import ask, quiet_sdk_logs
+from handoff.fact import Fact
+
+
+def main(argv: list[str]) -> int:
+    spec, session_id, witness_url, value, topic, home = argv
+    with quiet_sdk_logs():
+        answer, problem = asyncio.run(ask(factory_named(spec), session_id, witness_url, "new-process",
+                                          Fact(value, topic), Path(home)))
+    print(json.dumps({"answer": answer, "problem": problem}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,64 @@
+"""`handoff conform` on providers written outside the package, with the real runtime: a
+correct provider on files keeps every row; one whose append overwrites fails the append
+row and both resume rows; a process-local one resumes in its own process and not in a new
+one, saying why; the project's PostgreSQL store keeps every row. Exits 0, 1, 1, 0."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from handoff.stores.postgres_server import ThrowawayPostgres
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def conform(spec: str, tmp_path: Path, **env: str) -> tuple[int, dict[str, str], str]:
+    done = subprocess.run([sys.executable, "-m", "handoff", "conform", spec], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "COLUMNS": "200", "FILES_PROVIDER_ROOT": str(tmp_path),
+                                            **env})
+    rows = {}
+    for line in done.stdout.splitlines():
+        for outcome in (" ok ", " fail ", " unknown "):
+            if outcome in line and not line.startswith(" "):
+                rows[line.split(outcome)[0].strip()] = outcome.strip()
+    return done.returncode, rows, done.stdout + done.stderr
+
+
+def test_a_correct_provider_keeps_every_row(tmp_path):
+    code, rows, said = conform("examples.files_provider:factory", tmp_path)
+    assert code == 0 and len(rows) == 15 and set(rows.values()) == {"ok"}, said
+    assert "Traceback" not in said
+
+
+def test_an_append_that_overwrites_fails_the_append_row_and_every_resume(tmp_path):
+    code, rows, said = conform("examples.overwriting_provider:factory", tmp_path)
+    assert code == 1, said
+    assert {name for name, outcome in rows.items() if outcome != "ok"} == {
+        "append appends", "resume, same process", "resume, new process"}, said
+
+
+def test_a_process_local_provider_resumes_in_its_process_only(tmp_path):
+    code, rows, said = conform("tests.e2e.providers.memory_provider:factory", tmp_path)
+    assert code == 1 and rows["resume, same process"] == "ok" and rows["resume, new process"] == "fail", said
+    assert "a new process, with a home of its own, could not resume it through the provider" in said
+    assert [name for name, outcome in rows.items() if outcome != "ok"] == ["resume, new process"]
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    server = ThrowawayPostgres(["127.0.0.1"])
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+
+
+def test_the_project_s_postgresql_store_keeps_every_row(tmp_path, postgres_url):
+    code, rows, said = conform("tests.e2e.providers.store_provider:factory", tmp_path,
+                               HANDOFF_CONFORM_STORE=postgres_url)
+    assert code == 0 and len(rows) == 15 and set(rows.values()) == {"ok"}, said
