@@ -161,3 +161,15 @@ def keyed_endpoint(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    """A throwaway PostgreSQL server for a module's tests (handoff/stores/postgres_server.py)."""
+    from handoff.stores.postgres_server import ThrowawayPostgres
+
+    server = ThrowawayPostgres(["127.0.0.1"])
+    try:
+        yield server.start()
+    finally:
+        server.stop()

@@ -10,10 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from handoff.stores.postgres_server import ThrowawayPostgres
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -47,15 +43,6 @@ def test_a_process_local_provider_resumes_in_its_process_only(tmp_path):
     assert code == 1 and rows["resume, same process"] == "ok" and rows["resume, new process"] == "fail", said
     assert "a new process, with a home of its own, could not resume it through the provider" in said
     assert [name for name, outcome in rows.items() if outcome != "ok"] == ["resume, new process"]
-
-
-@pytest.fixture(scope="module")
-def postgres_url():
-    server = ThrowawayPostgres(["127.0.0.1"])
-    try:
-        yield server.start()
-    finally:
-        server.stop()
 
 
 def test_the_project_s_postgresql_store_keeps_every_row(tmp_path, postgres_url):

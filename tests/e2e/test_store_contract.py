@@ -13,18 +13,8 @@ import pytest
 
 from handoff.stores.database import connect
 from handoff.stores.files import SessionFiles
-from handoff.stores.postgres_server import ThrowawayPostgres
 
 HOME = "/home/a/.copilot"
-
-
-@pytest.fixture(scope="module")
-def postgres_url():
-    server = ThrowawayPostgres(["127.0.0.1"])
-    try:
-        yield server.start()
-    finally:
-        server.stop()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
