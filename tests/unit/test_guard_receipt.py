@@ -85,3 +85,25 @@ def test_an_unreadable_receipt_says_what_is_wrong():
     not_a_hash = json.dumps({"event_count": 6, "links": [list(range(64))] + list(good.links[1:]), "digest": good.digest})
     with pytest.raises(ReceiptUnreadable):
         Receipt.from_json(not_a_hash)
+
+
+def test_a_receipt_whose_hashes_are_not_sha256_hex_is_unreadable_not_a_mismatch():
+    """A link or digest of another length is no receipt the gate made: refused as
+    unreadable (fail closed, saying so), never compared as if it were one."""
+    good = Receipt.of(LOG)
+    for links, digest in (([good.links[0][:63]] + list(good.links[1:]), good.digest),
+                          (list(good.links), good.digest + "0")):
+        stored = json.dumps({"event_count": good.event_count, "links": links, "digest": digest})
+        with pytest.raises(ReceiptUnreadable, match=r"^the stored receipt is not consistent with itself$"):
+            Receipt.from_json(stored)
+
+
+def test_hashes_are_compared_as_written_not_without_their_case():
+    """The gate writes lower-case hex; a receipt in upper case was not written by it, and
+    the log it names is not taken as unchanged."""
+    good = Receipt.of(LOG)
+    shouting_link = Receipt(good.event_count, (good.links[0].upper(), *good.links[1:]), good.digest)
+    assert changes_since(shouting_link, LOG) == f"edited: event 1 of {good.event_count} differs from the receipt"
+    shouting_digest = Receipt(good.event_count, good.links, good.digest.upper())
+    assert changes_since(shouting_digest, LOG) == (
+        "edited: the events are the same but the log's bytes are not (its final line ending)")
