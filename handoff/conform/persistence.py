@@ -44,6 +44,7 @@ class Heard:
     answer: str | None
     fact_sent: bool | None
     problem: str | None = None  # what failed instead (an SDK call, the new process)
+    unsure: bool = False  # the problem is the suite's (no way to start a new process, a hang), not the provider's
 
 
 class Witness:
@@ -121,13 +122,17 @@ def new_process(factory: Callable[[Any], Any], spec: str | None, fact: Fact) -> 
     """Created, told and closed here; resumed and asked by a new process with a home of
     its own, which imports the provider by ``spec``."""
     if spec is None:
-        return Heard(None, None, "a new process imports the provider by its MODULE:FACTORY, and none was given")
+        return Heard(None, None, "a new process imports the provider by its MODULE:FACTORY, and none was given",
+                     unsure=True)
     with _workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
         problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a"))
         if problem:
             return Heard(None, None, problem)
-        said, problem = asyncio.run(_resumed_elsewhere(spec, session_id, witness.url, fact, folder / "home-b"))
+        try:
+            said, problem = asyncio.run(_resumed_elsewhere(spec, session_id, witness.url, fact, folder / "home-b"))
+        except TimeoutError as hung:
+            return Heard(None, None, str(hung), unsure=True)
         return Heard(said, witness.fact_sent("new-process"), problem)
 
 
@@ -142,7 +147,7 @@ async def _resumed_elsewhere(spec: str, session_id: str, witness_url: str, fact:
     except asyncio.TimeoutError:
         process.kill()
         await process.wait()
-        return None, f"the new process did not finish within {PROCESS_SECONDS:.0f} s"
+        raise TimeoutError(f"the new process did not finish within {PROCESS_SECONDS:.0f} s") from None
     lines = out.decode(errors="replace").strip().splitlines()
     if process.returncode != 0 or not lines:
         last = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1]

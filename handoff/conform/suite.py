@@ -97,9 +97,7 @@ def _persisted(row: PersistenceRow, factory: Callable[[Any], Any], spec: str | N
 def _judge(heard: Heard, fact: Fact, says: str) -> tuple[str, str]:
     """As a run judges a question: the answer and the witness's record must agree."""
     if heard.problem:
-        if "none was given" in heard.problem or "did not finish" in heard.problem:
-            return Outcome.UNKNOWN, heard.problem
-        return Outcome.FAIL, heard.problem
+        return (Outcome.UNKNOWN if heard.unsure else Outcome.FAIL), heard.problem
     named = fact.is_in(heard.answer)
     if named and heard.fact_sent:
         return Outcome.OK, says

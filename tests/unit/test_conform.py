@@ -83,3 +83,25 @@ def test_a_bad_factory_is_one_line_and_exit_2_before_any_row_runs(monkeypatch):
                        ("examples.files_provider", "name the factory as MODULE:FACTORY")):
         done = runner.invoke(app, ["conform", spec])
         assert done.exit_code == 2 and says in done.output and done.output.count("\n") == 1, (spec, done.output)
+
+
+def test_a_persistence_row_judges_the_answer_and_the_witness_together():
+    from handoff.conform.persistence import Heard
+    from handoff.conform.suite import _judge
+    from handoff.fact import Fact
+
+    fact = Fact()
+    said = f"Your favourite {fact.topic} is {fact.value}."
+    assert _judge(Heard(said, True), fact, "held")[0] == Outcome.OK
+    assert _judge(Heard("I don't know.", False), fact, "held")[0] == Outcome.FAIL
+    assert _judge(Heard(said, False), fact, "held")[0] == Outcome.UNKNOWN  # named, but never sent: no evidence
+    assert _judge(Heard(None, None, "Session not found"), fact, "held") == (Outcome.FAIL, "Session not found")
+    assert _judge(Heard(None, None, "no MODULE:FACTORY", unsure=True), fact, "held")[0] == Outcome.UNKNOWN
+
+
+def test_without_its_module_and_factory_the_new_process_row_is_unknown():
+    from handoff.conform.persistence import new_process
+    from handoff.fact import Fact
+
+    heard = new_process(files_provider.factory, None, Fact())
+    assert heard.unsure and "none was given" in heard.problem
