@@ -80,6 +80,7 @@ sessions_app = typer.Typer(help="The sessions in a Copilot home, a stored run or
 app.add_typer(sessions_app, name="sessions")
 sessions_app.command("list")(reading.sessions_list)
 app.command()(tools.witness)
+app.command()(tools.chat)
 app.command()(tools.conform)
 app.command()(running.lab)
 export_app = typer.Typer(help="What a scenario becomes elsewhere.")

@@ -107,6 +107,19 @@ def summarize(events: list[dict[str, Any]], unreadable_lines: int = 0) -> EventL
     )
 
 
+def messages(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The conversation in a log, as (role, text): each prompt ("user") and each answer
+    with text ("assistant"), in the log's order; tool calls and bookkeeping left out."""
+    said = []
+    for event in events:
+        content = _typed(_data(event).get("content"), str)
+        if event.get("type") == "user.message" and content is not None:
+            said.append(("user", content))
+        elif event.get("type") == "assistant.message" and content:
+            said.append(("assistant", content))
+    return said
+
+
 def _timestamp(event: dict[str, Any]) -> datetime | None:
     """An event's ``timestamp`` (ISO 8601, as the runtime writes it), None if it has none
     that reads as one."""

@@ -10,6 +10,7 @@ import typer
 
 from handoff import inputs
 from handoff.app.outputs import read_by_the_tool, write_atomically
+from handoff.chat.store import DEFAULT_FOLDER as DEFAULT_CHAT_STORE
 from handoff.checker.verdicts import ExitCode
 from handoff.commands.common import EngineOption, FactOption, TopicOption, fail, note
 from handoff.errors import UserError
@@ -33,6 +34,36 @@ def witness(
         if evidence is not None:
             inputs.writable_file(evidence, "--evidence", keep=read_by_the_tool(), appended=True)
         code = serve_for_apps(host, port, evidence)
+    except UserError as error:
+        raise fail(str(error), ExitCode.BAD_INPUT)
+    raise typer.Exit(code)
+
+
+def chat(
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve the page on (0 picks a free one).")] = 8765,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    store: Annotated[Path, typer.Option(help="Folder of the sessions, their owners and the app's key: a new or "
+                                        "empty folder, or one a chat made.")] = DEFAULT_CHAT_STORE,
+    evidence: Annotated[Optional[Path], typer.Option(help="Append a JSON line per model request to this file "
+                                                     "(default: witness-evidence.jsonl in the store).")] = None,
+) -> None:
+    """Serve a web chat whose browser keeps only the session id.
+
+    The lab's demo app done as its last step says: the page keeps the id of the
+    conversation it shows, never the conversation; every turn resumes the session by id
+    on the server, behind the guard, so another user's id is refused before the model
+    hears of it. It runs on the real runtime with the witness as the Copilot API, prints
+    its URL and the local users with their passwords, and serves until Ctrl-C.
+
+    Examples:
+      handoff chat
+      handoff chat --port 0 --store /tmp/chat"""
+    from handoff.app.chat import ChatOptions, serve_chat
+
+    try:
+        if evidence is not None:
+            inputs.writable_file(evidence, "--evidence", keep=read_by_the_tool(), appended=True)
+        code = serve_chat(ChatOptions(host, port, store, evidence), typer.echo)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)
     raise typer.Exit(code)

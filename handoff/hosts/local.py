@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from handoff.errors import UserError
-from handoff.hosts.base import PIPES, USER_DIRS, Host, Launch, worker_env
+from handoff.hosts.base import PIPES, USER_DIRS, Host, Launch, compile_cache, worker_env
 from handoff.hosts.zygote import Zygote
 from handoff.processes import can_die_with_parent
 from handoff.runtime_locator import locate_runtime
@@ -33,6 +33,16 @@ def runtime_environment(cache: Path | None = None) -> dict[str, str]:
     runs will find it, and nothing lands in your home or TMPDIR. ``cache``: the unpack
     cache of a runtime of another version."""
     return Launch(runtime_cache=cache).environment(worker_env(user_dir=str(LOCAL_USER_DIR)))
+
+
+def app_runtime_environment() -> dict[str, str]:
+    """What a runtime an app of the tool starts gets (the lab's, the chat's): this
+    process's environment, as an app's would, but Node's compile cache kept with this
+    machine's other runtimes of the tool (unless you chose a place): its default is
+    TMPDIR, where it grows with every checkout path and runtime version and nothing
+    removes it."""
+    return {**os.environ, "NODE_COMPILE_CACHE": os.environ.get("NODE_COMPILE_CACHE")
+            or compile_cache(str(LOCAL_USER_DIR))}
 
 
 def ready_runtime() -> Path:

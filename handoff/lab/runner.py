@@ -62,7 +62,7 @@ def run_lab(options: LabOptions, write: Write, warn: Write, keep: Callable[[RunR
             # Cancelled at an await by the first signal: a KeyboardInterrupt raised from a
             # SIGTERM handler landed wherever Python was, now and then inside the SDK's or
             # asyncio's own bookkeeping, and the lab then hung in its cleanup.
-            with _sdk_log_to(options.home / LOG_DIR / "sdk.log"):
+            with sdk_log_to(options.home / LOG_DIR / "sdk.log"):
                 return stop.run(lab.run)
         finally:
             with stop.shielded():
@@ -80,9 +80,10 @@ QUIETED_LOGGERS = ("copilot", "asyncio")
 
 
 @contextlib.contextmanager
-def _sdk_log_to(path: Path):
-    """Send the SDK's and asyncio's records to a file in the home: on a terminal their
-    tracebacks would bury the one-line error the user is meant to read."""
+def sdk_log_to(path: Path):
+    """Send the SDK's and asyncio's records to a file (the lab's in its home, the chat's
+    in its store): on a terminal their tracebacks would bury the one-line error the user
+    is meant to read."""
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     saved = {}

@@ -16,8 +16,7 @@ import msgspec
 from handoff.errors import UserError
 from handoff.eventlog import events_path
 from handoff.guard.ids import secret_shape, shown
-from handoff.hosts.base import compile_cache
-from handoff.hosts.local import LOCAL_USER_DIR
+from handoff.hosts.local import app_runtime_environment
 from handoff.lab.answers import why_not_named
 from handoff.lab.caller import Caller, ms
 from handoff.lab.calls import Calls, Creator
@@ -77,7 +76,7 @@ class Lab:
             self.calls = Calls(self.backend, getattr(source, "base_url", None))
             # On the lab's path a resume is given no model (the session keeps its own).
             session_options = SessionOptions(model=None) if on_the_api else None
-            self.runtime = Runtime(self.runtime_path, str(options.home), source, env=_runtime_environment(),
+            self.runtime = Runtime(self.runtime_path, str(options.home), source, env=app_runtime_environment(),
                                    options=session_options)
             started = time.monotonic()
             version = await self._sdk("start the runtime", self.runtime.start())
@@ -187,12 +186,3 @@ class Lab:
         if shown:
             self._show(shown)
         return await Caller(self.options, self.recorder)(what, call, action, detail, failed_as)
-
-
-def _runtime_environment() -> dict[str, str]:
-    """The lab's runtime gets this process's environment, as an app's would, but keeps
-    Node's compile cache with this machine's other runtimes of the tool (unless you chose
-    a place): its default is TMPDIR, where it grows with every checkout path and runtime
-    version and nothing removes it."""
-    return {**os.environ, "NODE_COMPILE_CACHE": os.environ.get("NODE_COMPILE_CACHE")
-            or compile_cache(str(LOCAL_USER_DIR))}

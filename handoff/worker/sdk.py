@@ -107,6 +107,9 @@ class SessionOptions:
     the session's memory on, its memories placed in the system prompt or user messages."""
 
     model: str | None
+    # What a create names when ``model`` is None: on the lab's path a create names the
+    # model and a resume none, the session keeping its own.
+    created_with: str | None = None
     system_note: str | None = None
     working_directory: str | None = None
     approves: bool = True
@@ -243,7 +246,7 @@ class Runtime:
             streaming=False,
             tools=self._tools,
             create_session_fs_handler=self._fs_handler,
-            **{**self._options.arguments(), **({"model": model} if model else {})},
+            **{**self._options.arguments(), **({"model": chosen} if (chosen := model or self._options.created_with) else {})},
         )
 
     async def resume(self, session_id: str) -> CopilotSession:

@@ -12,7 +12,6 @@ A4. A screenshot of each diagram is left in the test's folder.
 from __future__ import annotations
 
 import re
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -24,26 +23,21 @@ from handoff.report.outcomes import judged_turns
 from handoff.report.redact import for_display
 from handoff.runs.record import ScenarioRecord
 from handoff.words import AppTool, Verdict
+from tests.e2e.chromium import launched
 
 pytestmark = pytest.mark.e2e
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
-CHROMIUM = shutil.which("chromium")
-# Off the closed network, chromium's own background connections fail and log errors.
-QUIET = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")
 def opened(matrix, tmp_path_factory):
     """The default matrix's report, opened once: (page, console errors, the folder)."""
-    if CHROMIUM is None:
-        pytest.skip("no chromium here (tools/ensure-system-packages installs Debian's, as root)")
     folder = tmp_path_factory.mktemp("html-report")
     path = folder / "report.html"
     path.write_text(rendered(matrix.record, matrix.judgement, "html"), encoding="utf-8")
     errors: list[str] = []
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=QUIET)
+        browser = launched(playwright)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)

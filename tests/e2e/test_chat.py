@@ -1,0 +1,205 @@
+"""`handoff chat`, driven as a person would: a real chromium through Playwright, the real
+runtime behind the server, the witness as the Copilot API. The page keeps the session id
+and nothing else; the conversation comes back from the server's store; another user's id
+is refused before the model hears of it."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+from handoff.fact import Fact
+from handoff.guard.ids import MINTED
+from handoff.witness.evidence import read_evidence
+from tests.e2e.chromium import launched
+
+pytestmark = pytest.mark.e2e
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
+
+KEPT = "handoff-chat.session"  # the page's one localStorage key
+START_SECONDS = 60  # bounds for a hung server, not a pace
+STOP_SECONDS = 30
+TURN_MS = 60_000
+USER_LINE = re.compile(r"user (?P<user>\w+), password (?P<password>\S+)")
+
+
+@dataclass
+class Chat:
+    url: str
+    passwords: dict[str, str]
+    store: Path
+    process: subprocess.Popen
+    descendants: list[psutil.Process]
+
+    @property
+    def evidence(self) -> Path:
+        return self.store / "witness-evidence.jsonl"
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "handoff", "chat", *args]
+
+
+def start_chat(store: Path) -> Chat:
+    process = subprocess.Popen(_command("--port", "0", "--store", str(store)), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    passwords, url = {}, None
+    try:
+        for line in iter(process.stdout.readline, ""):
+            if found := USER_LINE.search(line):
+                passwords[found["user"]] = found["password"]
+            if line.startswith("Listening: "):
+                url = line.removeprefix("Listening: ").strip()
+                break
+    finally:
+        if url is None:
+            process.kill()
+            pytest.fail(f"handoff chat did not start: {process.communicate(timeout=STOP_SECONDS)}")
+    return Chat(url, passwords, store, process, psutil.Process(process.pid).children(recursive=True))
+
+
+def stop_chat(chat: Chat) -> int:
+    chat.process.send_signal(signal.SIGINT)
+    code = chat.process.wait(timeout=STOP_SECONDS)
+    chat.process.stdout.close()
+    chat.process.stderr.close()
+    return code
+
+
+@pytest.fixture(scope="module")
+def chat(tmp_path_factory):
+    chat = start_chat(tmp_path_factory.mktemp("chat") / "store")
+    try:
+        yield chat
+    finally:
+        code = stop_chat(chat)
+        left = [p for p in chat.descendants if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        assert code == 0 and not left, (code, left)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = launched(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def logged_in(browser, chat: Chat, user: str, path: str = "/"):
+    """A new browser context (an empty localStorage: another device) logged in as ``user``."""
+    page = browser.new_context().new_page()
+    page.goto(chat.url + path)
+    page.fill("input[name=user]", user)
+    page.fill("input[name=password]", chat.passwords[user])
+    page.click("#login button[type=submit]")
+    page.wait_for_selector("#chat:not([hidden])")
+    return page
+
+
+def say(page, text: str) -> None:
+    """Send ``text`` and wait until the page has re-read the conversation with its answer."""
+    before = page.locator(".assistant").count()
+    page.fill("#send input[name=text]", text)
+    page.click("#send button[type=submit]")
+    sync_api.expect(page.locator(".assistant")).to_have_count(before + 1, timeout=TURN_MS)
+
+
+def kept(page) -> dict[str, str]:
+    return page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
+
+
+def a_fact() -> Fact:
+    return Fact(f"Loyal {secrets.token_hex(3)}", "retail segment")  # never one the witness knows
+
+
+def test_the_browser_keeps_only_the_session_id_and_the_conversation_comes_from_the_server(browser, chat):
+    fact = a_fact()
+    page = logged_in(browser, chat, "alice")
+    page.click("#new")
+    say(page, fact.remember_prompt)
+
+    page.reload()  # what the page shows now it read from the server, by the id alone
+    sync_api.expect(page.locator(".user").first).to_have_text(fact.remember_prompt)
+    say(page, fact.question_prompt)
+    assert fact.is_in(page.locator(".assistant").last.inner_text())
+
+    stored = kept(page)
+    assert list(stored) == [KEPT] and MINTED.fullmatch(stored[KEPT]), stored
+    assert page.evaluate("() => sessionStorage.length") == 0
+    for value in [*stored.values(), *(c["value"] for c in page.context.cookies())]:
+        assert fact.value not in value and fact.topic not in value
+    assert [c["httpOnly"] for c in page.context.cookies()] == [True]  # the login, out of the page's reach
+
+
+def test_another_device_of_the_same_user_picks_the_session_from_the_list(browser, chat):
+    fact = a_fact()
+    first = logged_in(browser, chat, "alice")
+    first.click("#new")
+    say(first, fact.remember_prompt)
+    session_id = kept(first)[KEPT]
+
+    second = logged_in(browser, chat, "alice")  # nothing kept: the list is the server's
+    second.click(f"#sessions button[data-id='{session_id}']")
+    say(second, fact.question_prompt)
+    assert fact.is_in(second.locator(".assistant").last.inner_text())
+    assert kept(second) == {KEPT: session_id}
+
+
+def test_another_user_with_the_id_is_refused_and_the_model_hears_nothing_of_it(browser, chat):
+    fact = a_fact()
+    alice = logged_in(browser, chat, "alice")
+    alice.click("#new")
+    say(alice, fact.remember_prompt)
+    session_id = kept(alice)[KEPT]
+
+    bob = logged_in(browser, chat, "bob", path=f"/?session={session_id}")  # the id in the URL, then kept
+    sync_api.expect(bob.locator("#notice")).to_contain_text("access denied")
+    bob.fill("#send input[name=text]", fact.question_prompt)
+    bob.click("#send button[type=submit]")
+    sync_api.expect(bob.locator("#notice")).to_contain_text("access denied")
+    assert bob.locator(".assistant").count() == 0
+    assert session_id not in bob.locator("#sessions").inner_html()
+    assert not fact.is_in(bob.content())
+    heard = read_evidence(chat.evidence)
+    assert any(request.principal == "alice" and request.session_id == session_id for request in heard)
+    assert not [request for request in heard if request.principal == "bob"]
+
+
+def _refused(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(_command(*args), capture_output=True, text=True, timeout=START_SECONDS)
+
+
+def test_a_port_in_use_is_one_line_and_exit_2_before_anything_starts(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _refused("--port", str(port), "--store", str(tmp_path / "store"))
+    assert done.returncode == 2, done
+    assert done.stderr.count("\n") == 1 and f"--port {port}" in done.stderr, done.stderr
+    assert not (tmp_path / "store").exists()
+
+
+@pytest.mark.parametrize("kind", ["a file", "a folder of other files"])
+def test_a_store_that_is_not_a_chat_s_is_one_line_and_exit_2(tmp_path, kind):
+    store = tmp_path / "store"
+    if kind == "a file":
+        store.write_text("mine\n")
+    else:
+        store.mkdir()
+        (store / "notes.txt").write_text("mine\n")
+    done = _refused("--port", "0", "--store", str(store))
+    assert done.returncode == 2, done
+    assert done.stderr.count("\n") == 1 and "--store" in done.stderr, done.stderr
+    assert sorted(p.name for p in store.iterdir()) == ["notes.txt"] if store.is_dir() else store.read_text() == "mine\n"
