@@ -160,6 +160,8 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     settings: dict[str, str] = {}
     # How many turns each ``fill`` action takes (a long history's filler turns).
     filler_turns: Integer = 0
+    # A step done in `handoff chat`'s page: the browser profile it is done in (Step.device).
+    device: str | None = None
 
     def __repr__(self) -> str:  # never show the secrets, whoever prints a spec
         return f"WorkerSpec(scenario={self.scenario!r}, step={self.step!r}, host={self.host!r}, actions={self.actions!r})"

@@ -143,6 +143,10 @@ class Step:
     # The kinds of call (CallKind) its runtime is expected to make to the service besides
     # its chats, none of them carrying the fact or the session's id; None: not judged.
     calls: tuple[str, ...] | None = None
+    # A browser, by name: the step is done as a person does it in `handoff chat`'s page, in
+    # that browser's profile (its localStorage and login), which later steps naming the
+    # same device continue (handoff/chat/worker.py). None: the app calls the SDK itself.
+    device: str | None = None
 
     def on_path(self, path: str) -> Step:
         """The step as a run on ``path`` judges it."""

@@ -19,6 +19,7 @@ from handoff.scenario_fields import Fields, read_text
 from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed
 from handoff.words import (
     ACTIONS,
+    BROWSER_ACTIONS,
     CallKind,
     EXPECTABLE,
     HOLD_POINTS,
@@ -94,7 +95,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
                          "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings", "summary",
-                         "filler_turns", "flat_store_cost", "calls", *PATH_TABLES})
+                         "filler_turns", "flat_store_cost", "calls", "device", *PATH_TABLES})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -123,6 +124,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         flat_store_cost=_flat_store_cost(read, actions),
         on_paths=_on_paths(path, table, name),
         calls=_calls(read),
+        device=_device(read),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
@@ -217,6 +219,8 @@ def _step_rules(read: Fields, step: Step, scenario_id: str | None) -> None:
                                         f"'local' only (the Node.js SDK on any host)")
     if is_node(step.sdk):
         _node_rules(read, step)
+    if step.device:
+        _device_rules(read, step)
     if step.after == LEASE_EXPIRED and not step.guarded:
         raise read.fail("after", "is 'lease-expired' on a step that is not guarded: leases are the guard's; "
                                  "set guarded = true")
@@ -238,6 +242,31 @@ def _expectation_rules(read: Fields, step: Step) -> None:
     if isinstance(step.expect, tuple) and len(step.expect) != step.ask_count:
         raise read.fail("expect", f"lists {len(step.expect)} verdict(s), but the step asks {step.ask_count} time(s): "
                                   f"give one for each ask, or one string for all")
+
+
+def _device(read: Fields) -> str | None:
+    device = read.get("device", str, None)
+    if device is not None and not PRINCIPAL.fullmatch(device):
+        raise read.fail("device", f"{device!r} is not a device's name: 1-40 letters, digits, '_' or '-'")
+    return device
+
+
+def _device_rules(read: Fields, step: Step) -> None:
+    """A step in a browser does what a person can do in the chat's page, through its
+    guard, on this machine; refused before a run rather than failing in one."""
+    cannot = [action for action in step.actions if action not in BROWSER_ACTIONS]
+    if cannot:
+        raise read.fail("actions", f"has {cannot[0]!r}, which a person in the chat's page cannot do (device = "
+                                   f"{step.device!r}; they can: {', '.join(sorted(BROWSER_ACTIONS))})")
+    if not step.guarded:
+        raise read.fail("guarded", f"is not set with device = {step.device!r}: the chat resumes every session through "
+                                   f"its guard; set guarded = true")
+    if step.host != HostKind.LOCAL:
+        raise read.fail("host", f"is '{step.host}' with device = {step.device!r}: a browser runs on host 'local' only")
+    for field_name in ("sdk", "runtime", "tools", "settings", "faults"):
+        if getattr(step, field_name):
+            raise read.fail(field_name, f"is set with device = {step.device!r}: the chat server runs the run's "
+                                        f"runtime and SDK with none of the app's tools, settings or holds")
 
 
 def _node_rules(read: Fields, step: Step) -> None:

@@ -127,6 +127,10 @@ ACTIONS = tuple(Action)  # (a plain string is looked up in a tuple of members by
 TURN_ACTIONS = frozenset({Action.TELL, Action.LOOK_UP, Action.ASK, Action.CONCURRENT_RESUME_AND_ASK})
 OPENING_ACTIONS = frozenset({Action.CREATE, Action.CREATE_WITHOUT_ID, Action.RESUME, Action.RESUME_MOST_RECENT})
 RESUMING_ACTIONS = (Action.RESUME, Action.RESUME_MOST_RECENT)
+# What a person does in `handoff chat`'s page (a step with a ``device``): a new chat, a
+# session opened again (reloaded, picked from the list, or from a link), a message, and
+# leaving it (the server closes the session after every turn).
+BROWSER_ACTIONS = frozenset({Action.CREATE, Action.RESUME, Action.TELL, Action.ASK, Action.CLOSE})
 # How many turns an action takes (the concurrent one takes a turn on each runtime). The
 # worker numbers its turns 1, 2, ... within its step; the checker alone turns those into
 # numbers across the scenario, from this table.

@@ -77,10 +77,8 @@ def _bound(host: str, port: int) -> socket.socket:
 
 
 async def _serve(options: ChatOptions, store: ChatStore, runtime_path: str, listener: socket.socket, say: Say) -> int:
-    import uvicorn
-
-    from handoff.chat.conversations import Conversations
-    from handoff.chat.web import make_app
+    from handoff.chat.conversations import Conversations, guarded_sessions
+    from handoff.chat.web import make_app, web_server
     from handoff.protocol import WITNESS_COPILOT_API, Backend
     from handoff.worker.model import model_source
     from handoff.worker.sdk import Runtime, SessionOptions
@@ -110,11 +108,12 @@ async def _serve(options: ChatOptions, store: ChatStore, runtime_path: str, list
             runtimes[user] = Runtime(runtime_path, str(store.home), source, env=app_runtime_environment(),
                                      options=SessionOptions(model=None, created_with=model))
         versions = await asyncio.gather(*(runtime.start() for runtime in runtimes.values()))
-        conversations = Conversations(home, store.key(), dict(zip(runtimes, zip(runtimes.values(), versions))),
-                                      model, server=f"{socket.gethostname()}:{os.getpid()}")
+        server_name = f"{socket.gethostname()}:{os.getpid()}"
+        conversations = Conversations(home, {
+            user: (runtime, guarded_sessions(runtime, version, home, store.key(), user, server_name))
+            for (user, runtime), version in zip(runtimes.items(), versions)}, model)
         accounts = Accounts(store.key(), copilot_api.PRINCIPALS)
-        server = _QuietServer(uvicorn.Config(make_app(accounts, conversations), log_level="warning", lifespan="off",
-                                             log_config=None))
+        server = web_server(make_app(accounts, conversations))
         url = _url(listener)
         say(f"handoff chat: the witness as the Copilot API, model {model}; store {store.folder}")
         for user in accounts.users:
@@ -139,17 +138,3 @@ async def _serve(options: ChatOptions, store: ChatStore, runtime_path: str, list
 def _url(listener: socket.socket) -> str:
     host, port = listener.getsockname()[:2]
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
-class _QuietServer:
-    """uvicorn's server without its own signal handling: the chat's handlers decide."""
-
-    def __new__(cls, config):
-        import uvicorn
-
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self):
-                yield
-
-        return Server(config)

@@ -17,14 +17,16 @@ from __future__ import annotations
 import asyncio
 import socket
 from dataclasses import dataclass
+from typing import Callable
 
 from handoff.eventlog import messages, parse_events
 from handoff.guard.gate import DENIED, Refused
 from handoff.worker.sdk import Runtime
 from handoff.worker.sessions import GuardedSessions
-from handoff.worker.store import HomeStore
+from handoff.worker.store import DatabaseStore, HomeStore
 
 TURN_SECONDS = 60.0
+Headers = Callable[[], dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -44,25 +46,26 @@ class UserRuntime:
     lock: asyncio.Lock
 
 
+def guarded_sessions(runtime: Runtime, version: str, store: HomeStore | DatabaseStore, key: bytes, user: str,
+                     server: str) -> GuardedSessions:
+    """A user's guarded path on this server: ``server`` names it among those sharing the
+    store (its lease holder's prefix)."""
+    sessions = GuardedSessions(runtime, store, owner=user, hostname=socket.gethostname(),
+                               holder=f"{server}:{user}", reuse=False, app_key=key)
+    sessions.runtime_version = version
+    return sessions
+
+
 class Conversations:
-    def __init__(self, store: HomeStore, key: bytes, runtimes: dict[str, tuple[Runtime, str]], model: str,
-                 server: str):
-        """``runtimes``: each user's started runtime and its version; ``server``: this
-        server's name among those sharing the store (its lease holder's prefix)."""
+    def __init__(self, store: HomeStore | DatabaseStore, users: dict[str, tuple[Runtime, GuardedSessions]],
+                 model: str, turn_headers: Headers = dict, turn_timeout: float = TURN_SECONDS):
+        """``users``: each user's started runtime and guarded path. ``turn_headers``: what
+        goes with the next turn's requests (a rung's worker tags them for the witness)."""
         self.model = model
         self._store = store
-        self._users = {
-            user: UserRuntime(runtime, self._guarded(runtime, version, store, key, user, server), asyncio.Lock())
-            for user, (runtime, version) in runtimes.items()
-        }
-
-    @staticmethod
-    def _guarded(runtime: Runtime, version: str, store: HomeStore, key: bytes, user: str,
-                 server: str) -> GuardedSessions:
-        sessions = GuardedSessions(runtime, store, owner=user, hostname=socket.gethostname(),
-                                   holder=f"{server}:{user}", reuse=False, app_key=key)
-        sessions.runtime_version = version
-        return sessions
+        self._users = {user: UserRuntime(runtime, sessions, asyncio.Lock()) for user, (runtime, sessions) in users.items()}
+        self._turn_headers = turn_headers
+        self._turn_timeout = turn_timeout
 
     def _of(self, user: str) -> UserRuntime:
         return self._users[user]
@@ -107,7 +110,7 @@ class Conversations:
                 session = await guarded.resume(session_id)
             try:
                 self._store.registry.turned(session_id, text)
-                return await mine.runtime.send(session, text, {}, timeout=TURN_SECONDS)
+                return await mine.runtime.send(session, text, self._turn_headers(), timeout=self._turn_timeout)
             finally:
                 await guarded.close(session, session_id)
 

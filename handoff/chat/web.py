@@ -15,6 +15,7 @@ that is theirs but busy (another writer holds its lease) is 409.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from importlib.resources import files
 from typing import Any, Awaitable, Callable
@@ -101,6 +102,19 @@ def make_app(accounts: Accounts, conversations: Conversations) -> Starlette:
         Route("/api/sessions/{session_id}", logged_in(conversation)),
         Route("/api/sessions/{session_id}/turns", logged_in(turn), methods=["POST"]),
     ])
+
+
+def web_server(app: Starlette) -> Any:
+    """uvicorn's server for ``app``, to be served on a socket already bound, without
+    uvicorn's own signal handling: whoever serves it decides what a signal does."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):
+            yield
+
+    return Server(uvicorn.Config(app, log_level="warning", lifespan="off", log_config=None))
 
 
 async def _json(request: Request) -> dict[str, Any]:

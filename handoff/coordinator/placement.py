@@ -14,9 +14,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from handoff import versions
+from handoff.chat.browser import browser_problem
 from handoff.coordinator.services import RunServices
 from handoff.faults.kinds import KINDS, Needs
-from handoff.hosts.base import Host, Launch
+from handoff.hosts.base import BROWSER_WORKER_MODULE, WORKER_MODULE, Host, Launch
 from handoff.hosts.capability import missing_capability
 from handoff.hosts.container import ContainerHost, node_problem
 from handoff.hosts.local import LocalHost
@@ -35,6 +36,8 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
             step_versions(step)
         except versions.NotAvailable as missing:
             return f"step '{step.name}': {missing}"
+    if any(step.device for step in scenario.steps) and (problem := browser_problem()):
+        return problem
     plans = [plan for step in scenario.steps for plan in step.faults]
     if any(plan.at == FaultPoint.MID_TURN for plan in plans) and not settings.backend.seen_on_the_wire:
         return "a fault while the model answers needs the witness or the relay to hold the answer (not the Copilot service)"
@@ -65,7 +68,8 @@ def step_versions(step: Step) -> tuple[Launch, Path | None]:
     runtime = versions.runtime(step.runtime) if step.runtime else None
     sdk = versions.sdk(step.sdk) if step.sdk else None
     launch = Launch(python=sdk.python if sdk else None, runtime_cache=runtime.cache if runtime else None,
-                    node_worker=sdk.node_worker if sdk else None)
+                    node_worker=sdk.node_worker if sdk else None,
+                    module=BROWSER_WORKER_MODULE if step.device else WORKER_MODULE)
     return launch, runtime.executable if runtime else None
 
 

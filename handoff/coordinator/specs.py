@@ -31,5 +31,5 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         secrets={} if host.carries_environment else backend.secret_env(),
         runtime_version=step.runtime, sdk_version=step.sdk, turn_timeout=turn_timeout, known_good=known_good,
         lease_clock=lease_clock, tools=step.tools, settings=dict(step.settings),
-        filler_turns=step.filler_turns,
+        filler_turns=step.filler_turns, device=step.device,
     )

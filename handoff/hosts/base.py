@@ -23,6 +23,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Credentials a worker gets only when its backend needs them (the Copilot token with
 # --backend copilot); kept out of every other worker's environment.
 SCRUBBED_ENV = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_HOME")
+WORKER_MODULE = "handoff.worker"
+BROWSER_WORKER_MODULE = "handoff.chat.worker"  # a step done in `handoff chat`'s page
 PIPES = dict(stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
 
 
@@ -68,18 +70,20 @@ class Launch:
     python: Path | None = None
     runtime_cache: Path | None = None
     node_worker: Path | None = None
+    # The worker's module: a step done in a browser runs the chat's (handoff/chat/worker.py).
+    module: str = WORKER_MODULE
 
     @property
     def forkable(self) -> bool:
         """Whether the zygote's fork runs this worker: it has the default Python SDK imported."""
-        return self.python is None and self.node_worker is None
+        return self.python is None and self.node_worker is None and self.module == WORKER_MODULE
 
     def command(self) -> tuple[str, ...]:
         """``python -m handoff.worker`` with the interpreter of the SDK the step asks for, or
         ``node sdks/node/worker.mjs`` for the Node.js SDK."""
         if self.node_worker is not None:
             return ("node", str(self.node_worker))
-        return (str(self.python or sys.executable), "-m", "handoff.worker")
+        return (str(self.python or sys.executable), "-m", self.module)
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
         """``env`` with what these versions need: the runtime's own unpack cache, and for

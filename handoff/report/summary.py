@@ -30,6 +30,7 @@ CONDITIONS = (
     ("database store", "resumed via SessionFs alone", NOT_KEPT),
     ("compatible runtime", "resumed by runtimes and SDKs that fit", "failed where they do not fit"),
     ("authorization", "the raw SDK resumed any id", "the guard refused"),
+    ("web app", "continued from the id its browser kept", "refused to another user"),
     ("faults", "kept through the fault", "lost or failed, and whether loudly"),
 )
 
@@ -41,6 +42,8 @@ def condition(scenario: Scenario) -> str:
         return "faults"
     if any(step.runtime or step.sdk for step in steps) or scenario.known_good:
         return "compatible runtime"
+    if any(step.device for step in steps):
+        return "web app"
     if any(step.guarded or step.principal != "alice" for step in steps):
         return "authorization"
     kinds = {scenario.hosts.get(step.host, HostKind.LOCAL) for step in steps}

@@ -269,8 +269,9 @@ def body(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:
                     if not proved or standing(scenario) != Standing.AS_EXPECTED]
         parts = [_with_timed_notes(learner_table(judgement, record.versions.machine), judgement),
                  *(["\n".join(unproved)] if unproved else [])]
-    # The answer last: a terminal shows the end of what was printed.
-    return "\n\n".join([*parts, *([proved] if proved else []), summary(judgement)])
+    # The answer last: a terminal shows the end of what was printed; the count right under
+    # it, so that the answer and the count fit the last 25 lines of a terminal together.
+    return "\n\n".join([*parts, "\n".join([*([proved] if proved else []), summary(judgement)])])
 
 
 def what_was_proved(record: RunRecord, judgement: RunJudgement) -> str:

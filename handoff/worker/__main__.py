@@ -17,6 +17,7 @@ import resource
 import sys
 import time
 import traceback
+from typing import Any, Callable
 
 from handoff.protocol import ActionFailed, Cpu, Finished, WorkerSpec, encode
 from handoff.worker import lifeline
@@ -56,7 +57,9 @@ def _spec_line() -> bytes:
     return data
 
 
-def main() -> int:
+def main(interpreter: Callable[[WorkerSpec, Callable[[Any], None]], Any] | None = None) -> int:
+    """``interpreter``: what does the spec's actions (the SDK's, by default; a browser's
+    for a step in the chat's page, handoff/chat/worker.py)."""
     lifeline.hold()  # in a container: end with the run that started it (a no-op elsewhere)
     emit = _event_writer()
     try:
@@ -66,9 +69,10 @@ def main() -> int:
                           message=f"cannot read the worker spec from stdin: {error}"))
         return 0
     try:
-        from handoff.worker.interpreter import Interpreter  # the SDK loads here
+        if interpreter is None:
+            from handoff.worker.interpreter import Interpreter as interpreter  # the SDK loads here
 
-        ok = asyncio.run(Interpreter(spec, emit).run())
+        ok = asyncio.run(interpreter(spec, emit).run())
         emit(Finished(t=time.time(), ok=ok, cpu_s=cpu_seconds()))
     except Exception as error:
         # The event goes first: stdout is a pipe, and the coordinator must hear the worker's
@@ -89,10 +93,14 @@ def _without_secrets(text: str, spec: WorkerSpec) -> str:
     return spec.backend.scrub(text)
 
 
-if __name__ == "__main__":
-    code = main()
+def run_and_exit(interpreter: Callable[[WorkerSpec, Callable[[Any], None]], Any] | None = None) -> None:
+    code = main(interpreter)
     # Everything is reported and the runtime is stopped: skip the interpreter's teardown
     # of the SDK's modules, which takes ~0.1 s of CPU for nothing.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+if __name__ == "__main__":
+    run_and_exit()

@@ -104,11 +104,29 @@ def logged_in(browser, chat: Chat, user: str, path: str = "/"):
     page.fill("input[name=password]", chat.passwords[user])
     page.click("#login button[type=submit]")
     page.wait_for_selector("#chat:not([hidden])")
+    assert page.locator("#login").is_hidden()  # a person logged in sees no login form
     return page
+
+
+def settled(page) -> str:
+    """The session the page shows, once it has shown it (its conversation read back, or
+    the refusal): what is on the page before then is not the session's yet."""
+    shown = page.evaluate(f"() => localStorage.getItem('{KEPT}')")
+    page.wait_for_selector(f"#current[data-shown='{shown}']")
+    return shown
+
+
+def new_chat(page) -> str:
+    """Click "New chat" and wait until the page shows the new session: its id."""
+    before = page.evaluate(f"() => localStorage.getItem('{KEPT}')")
+    page.click("#new")
+    page.wait_for_function(f"(before) => localStorage.getItem('{KEPT}') !== before", arg=before)
+    return settled(page)
 
 
 def say(page, text: str) -> None:
     """Send ``text`` and wait until the page has re-read the conversation with its answer."""
+    settled(page)
     before = page.locator(".assistant").count()
     page.fill("#send input[name=text]", text)
     page.click("#send button[type=submit]")
@@ -119,6 +137,14 @@ def kept(page) -> dict[str, str]:
     return page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
 
 
+def told(browser, chat: Chat, fact: Fact) -> str:
+    """Alice, on a device of her own, tells ``fact`` in a new chat: its id."""
+    page = logged_in(browser, chat, "alice")
+    new_chat(page)
+    say(page, fact.remember_prompt)
+    return kept(page)[KEPT]
+
+
 def a_fact() -> Fact:
     return Fact(f"Loyal {secrets.token_hex(3)}", "retail segment")  # never one the witness knows
 
@@ -126,7 +152,7 @@ def a_fact() -> Fact:
 def test_the_browser_keeps_only_the_session_id_and_the_conversation_comes_from_the_server(browser, chat):
     fact = a_fact()
     page = logged_in(browser, chat, "alice")
-    page.click("#new")
+    new_chat(page)
     say(page, fact.remember_prompt)
 
     page.reload()  # what the page shows now it read from the server, by the id alone
@@ -144,13 +170,11 @@ def test_the_browser_keeps_only_the_session_id_and_the_conversation_comes_from_t
 
 def test_another_device_of_the_same_user_picks_the_session_from_the_list(browser, chat):
     fact = a_fact()
-    first = logged_in(browser, chat, "alice")
-    first.click("#new")
-    say(first, fact.remember_prompt)
-    session_id = kept(first)[KEPT]
+    session_id = told(browser, chat, fact)
 
     second = logged_in(browser, chat, "alice")  # nothing kept: the list is the server's
     second.click(f"#sessions button[data-id='{session_id}']")
+    assert settled(second) == session_id
     say(second, fact.question_prompt)
     assert fact.is_in(second.locator(".assistant").last.inner_text())
     assert kept(second) == {KEPT: session_id}
@@ -158,10 +182,7 @@ def test_another_device_of_the_same_user_picks_the_session_from_the_list(browser
 
 def test_another_user_with_the_id_is_refused_and_the_model_hears_nothing_of_it(browser, chat):
     fact = a_fact()
-    alice = logged_in(browser, chat, "alice")
-    alice.click("#new")
-    say(alice, fact.remember_prompt)
-    session_id = kept(alice)[KEPT]
+    session_id = told(browser, chat, fact)
 
     bob = logged_in(browser, chat, "bob", path=f"/?session={session_id}")  # the id in the URL, then kept
     sync_api.expect(bob.locator("#notice")).to_contain_text("access denied")

@@ -117,8 +117,10 @@ def test_the_default_output_fits_a_terminal_and_ends_with_the_answer(matrix):
     rungs = len(matrix.record.scenarios)  # every rung of the ladder, however many it has grown to
     last_screen = "\n".join(lines[-25:])
     assert f"What persistence proved in this run ({rungs} rungs; every rung came out as its file says):" in last_screen
+    from handoff.chat.browser import browser_problem
+
     for condition in ("same process", "new process", "new machine", "new container", "database store",
-                      "compatible runtime", "authorization", "faults"):
+                      "compatible runtime", "authorization", "faults", *(() if browser_problem() else ("web app",))):
         assert re.search(rf"^  {condition} — \S", last_screen, re.M), condition
     named = " ".join(last_screen.split())
     assert all(ran.name in named for ran in matrix.record.scenarios)  # every rung named in the answer

@@ -29,7 +29,7 @@ LAYERS = (
     ("where and how workers run", ("containers", "inputs", "backends", "hosts", "worker_process", "leftovers",
                                    "faults")),
     ("the plan and its record", ("scenario", "scenario_fields", "scenario_files", "capacity", "skew", "runs")),
-    ("judging, running, the lab, the chat", ("checker", "places", "coordinator", "lab", "conform", "chat")),
+    ("judging, running, the lab, the chat", ("checker", "places", "chat", "coordinator", "lab", "conform")),
     ("what a person reads", ("report", "export", "doctor")),
     ("what each command does", ("app",)),
     ("the command: options in, exit codes out", ("commands", "cli", "__main__")),

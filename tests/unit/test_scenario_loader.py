@@ -340,3 +340,39 @@ def load_text(text: str):
 
     with tempfile.TemporaryDirectory() as folder:
         return load(write(Path(folder), text))
+
+
+@pytest.mark.parametrize("extra, field, says", [
+    ('guarded = true\ndevice = "la ptop"', "device", "not a device's name"),
+    ('device = "laptop"', "guarded", "set guarded = true"),
+    ('guarded = true\ndevice = "laptop"\nsdk = "1.0.9"', "sdk", "the chat server runs the run's runtime"),
+    ('guarded = true\ndevice = "laptop"\ntools = ["lookup_favourite"]', "tools", "none of the app's tools"),
+])
+def test_a_step_in_the_chat_s_page_is_refused_what_a_person_there_cannot_have(tmp_path, extra, field, says):
+    message = load_error(tmp_path, HEADER + STEP_A + step(extra=f'expect = "kept"\n{extra}'))
+    assert f"step 'B'" in message and field in message and says in message
+
+
+def test_a_step_in_the_chat_s_page_does_only_what_a_person_there_can(tmp_path):
+    message = load_error(tmp_path, HEADER + STEP_A + step(actions='["resume", "metadata", "ask"]',
+                                                          extra='expect = "kept"\nguarded = true\ndevice = "phone"'))
+    assert "'metadata', which a person in the chat's page cannot do" in message
+    assert "they can: ask, close, create, resume, tell" in message
+
+
+def test_a_step_on_another_host_is_not_done_in_a_browser(tmp_path):
+    text = HEADER + '[hosts]\nb = "namespace"\n' + STEP_A + step(
+        extra='expect = "kept"\nguarded = true\ndevice = "phone"\nhost = "b"')
+    assert "a browser runs on host 'local' only" in load_error(tmp_path, text)
+
+
+def test_steps_in_a_browser_name_their_device_and_run_the_chat_s_worker(tmp_path):
+    from handoff.coordinator.placement import step_versions
+    from handoff.hosts.base import BROWSER_WORKER_MODULE
+
+    loaded = load(write(tmp_path, HEADER + step("A", '["create", "tell", "close"]', 'guarded = true\ndevice = "laptop"')
+                        + step(extra='expect = "kept"\nguarded = true\ndevice = "phone"')))
+    assert [s.device for s in loaded.steps] == ["laptop", "phone"]
+    launch, _ = step_versions(loaded.steps[1])
+    assert launch.command()[-2:] == ("-m", BROWSER_WORKER_MODULE) and not launch.forkable
+    assert step_versions(Step("A", ("create",)))[0].forkable
