@@ -234,7 +234,11 @@ def participants(history: ScenarioHistory, backend: Backend, coordinated: bool =
             where = f"pid {ready.pid} in container {ready.hostname}"
         # Which SDK the worker ran, where the scenario is about SDKs (one SDK's page is as it was).
         sdk = (CALLS[sdk_language(step_history, spec)].version(ready.sdk_version),) if ready and mixed else ()
-        if coordinated:
+        if coordinated and spec.device:  # the worker serves the chat and drives its page (handoff/chat/worker.py)
+            found.append(Participant(f"worker:{step.step}", "worker", f"chat server {step.step}",
+                                     (where, f"{spec.device}'s browser drives its page", acting_as(spec, record.scenario),
+                                      *sdk)))
+        elif coordinated:
             found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}",
                                      (where, acting_as(spec, record.scenario), *sdk)))
         else:  # a lab run: one process, the SDK client, made every call

@@ -94,6 +94,15 @@ def test_the_lanes_are_the_coordinator_each_worker_and_its_runtime_the_stores_an
     assert drawn.participants[4].details[0] == "Copilot 1.0.102"
 
 
+def test_a_step_in_a_browser_is_drawn_as_the_chat_server_its_device_drives():
+    web = Scenario("web", "T", "P", "D", (Step("A", ("create", "tell", "hold"), guarded=True, device="laptop"),
+                                          Step("B", ("resume", "ask"), guarded=True)))
+    drawn = sequence(ScenarioHistory.of(ScenarioRecord("web", web, [STEP_A, STEP_B], []), FACT))
+    lanes = [p for p in drawn.participants if p.kind == "worker"]
+    assert [lane.title for lane in lanes] == ["chat server A", "worker B"]
+    assert lanes[0].details[1:] == ("laptop's browser drives its page", "alice, guarded")
+
+
 def test_a_raw_worker_has_no_principal_unless_its_scenario_names_several():
     plain = Scenario("plain", "T", "P", "D", (Step("A", ("create", "tell", "hold")), Step("B", ("resume", "ask"))))
     drawn = sequence(ScenarioHistory.of(ScenarioRecord("plain", plain, [STEP_A, STEP_B], []), FACT))
