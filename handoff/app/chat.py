@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from handoff.chat.accounts import Accounts
-from handoff.chat.store import ChatStore, chat_store
+from handoff.chat.store import ChatStore, DatabaseChatStore, chat_store
 from handoff.errors import UserError
 from handoff.hosts.local import app_runtime_environment, ready_runtime
 from handoff.lab.copilot_path import Tokens, pick_model
@@ -41,8 +41,8 @@ Say = Callable[[str], None]
 class ChatOptions:
     host: str
     port: int
-    store: Path
-    evidence: Path | None = None  # None: EVIDENCE in the store folder
+    store: str  # a folder, or a PostgreSQL URL (handoff/chat/store.py)
+    evidence: Path | None = None  # None: EVIDENCE in the store's folder (a database store's: this server's)
 
 
 def serve_chat(options: ChatOptions, say: Say) -> int:
@@ -51,6 +51,7 @@ def serve_chat(options: ChatOptions, say: Say) -> int:
     runtime_path = ready_runtime()
     listener = _bound(options.host, options.port)
     before = descendant_pids()
+    store = None
     try:
         store = chat_store(options.store)
         with sdk_log_to(store.folder / SDK_LOG):
@@ -58,6 +59,8 @@ def serve_chat(options: ChatOptions, say: Say) -> int:
     finally:
         listener.close()
         kill_descendants_since(before)  # a runtime whose stop failed
+        if store is not None:
+            store.close()
 
 
 def _bound(host: str, port: int) -> socket.socket:
@@ -76,13 +79,12 @@ def _bound(host: str, port: int) -> socket.socket:
     return listener
 
 
-async def _serve(options: ChatOptions, store: ChatStore, runtime_path: str, listener: socket.socket, say: Say) -> int:
+async def _serve(options: ChatOptions, store: ChatStore | DatabaseChatStore, runtime_path: str, listener: socket.socket, say: Say) -> int:
     from handoff.chat.conversations import Conversations, guarded_sessions
     from handoff.chat.web import make_app, web_server
     from handoff.protocol import WITNESS_COPILOT_API, Backend
     from handoff.worker.model import model_source
     from handoff.worker.sdk import Runtime, SessionOptions
-    from handoff.worker.store import HomeStore
 
     tracker = ProcessTracker()
     runtimes: dict[str, Runtime] = {}
@@ -90,7 +92,7 @@ async def _serve(options: ChatOptions, store: ChatStore, runtime_path: str, list
     loop = asyncio.get_running_loop()
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, stopping.set)
-    home = HomeStore(store.home, store.registry_url)
+    home = store.opened()
     try:
         tokens = Tokens()
         evidence = options.evidence or store.folder / EVIDENCE
@@ -105,7 +107,8 @@ async def _serve(options: ChatOptions, store: ChatStore, runtime_path: str, list
         for token, user in tokens.issued.items():
             source = model_source(backend, witness_url, token=token)
             # A resume names no model, as the lab's resume_session(id) does: the session keeps its own.
-            runtimes[user] = Runtime(runtime_path, str(store.home), source, env=app_runtime_environment(),
+            runtimes[user] = Runtime(runtime_path, str(store.home), source, files=store.files(home),
+                                     env=app_runtime_environment(),
                                      options=SessionOptions(model=None, created_with=model))
         versions = await asyncio.gather(*(runtime.start() for runtime in runtimes.values()))
         server_name = f"{socket.gethostname()}:{os.getpid()}"
@@ -115,7 +118,7 @@ async def _serve(options: ChatOptions, store: ChatStore, runtime_path: str, list
         accounts = Accounts(store.key(), copilot_api.PRINCIPALS)
         server = web_server(make_app(accounts, conversations))
         url = _url(listener)
-        say(f"handoff chat: the witness as the Copilot API, model {model}; store {store.folder}")
+        say(f"handoff chat: the witness as the Copilot API, model {model}; store {store.shown}")
         for user in accounts.users:
             say(f"  user {user}, password {accounts.password(user)}")
         say("The browser keeps only the session id; Ctrl-C stops the server.")

@@ -42,8 +42,9 @@ def witness(
 def chat(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to serve the page on (0 picks a free one).")] = 8765,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    store: Annotated[Path, typer.Option(help="Folder of the sessions, their owners and the app's key: a new or "
-                                        "empty folder, or one a chat made.")] = DEFAULT_CHAT_STORE,
+    store: Annotated[str, typer.Option(help="Where the sessions, their owners and the app's key are kept: a new "
+                                       "or empty folder, or one a chat made; or a PostgreSQL URL, which several "
+                                       "servers share.")] = str(DEFAULT_CHAT_STORE),
     evidence: Annotated[Optional[Path], typer.Option(help="Append a JSON line per model request to this file "
                                                      "(default: witness-evidence.jsonl in the store).")] = None,
 ) -> None:
@@ -57,7 +58,8 @@ def chat(
 
     Examples:
       handoff chat
-      handoff chat --port 0 --store /tmp/chat"""
+      handoff chat --port 0 --store /tmp/chat
+      handoff chat --store postgresql://chat@db.example:5432/chat"""
     from handoff.app.chat import ChatOptions, serve_chat
 
     try:

@@ -36,21 +36,21 @@ USER_LINE = re.compile(r"user (?P<user>\w+), password (?P<password>\S+)")
 class Chat:
     url: str
     passwords: dict[str, str]
-    store: Path
+    store: Path | str
     process: subprocess.Popen
     descendants: list[psutil.Process]
 
     @property
     def evidence(self) -> Path:
-        return self.store / "witness-evidence.jsonl"
+        return Path(self.store) / "witness-evidence.jsonl"
 
 
 def _command(*args: str) -> list[str]:
     return [sys.executable, "-m", "handoff", "chat", *args]
 
 
-def start_chat(store: Path) -> Chat:
-    process = subprocess.Popen(_command("--port", "0", "--store", str(store)), stdout=subprocess.PIPE,
+def start_chat(store: Path | str, *args: str) -> Chat:
+    process = subprocess.Popen(_command("--port", "0", "--store", str(store), *args), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     passwords, url = {}, None
     try:
@@ -138,11 +138,13 @@ def kept(page) -> dict[str, str]:
 
 
 def told(browser, chat: Chat, fact: Fact) -> str:
-    """Alice, on a device of her own, tells ``fact`` in a new chat: its id."""
+    """Alice, on a device of her own, tells ``fact`` in a new chat: its id (the page is closed)."""
     page = logged_in(browser, chat, "alice")
     new_chat(page)
     say(page, fact.remember_prompt)
-    return kept(page)[KEPT]
+    session_id = kept(page)[KEPT]
+    page.context.close()
+    return session_id
 
 
 def a_fact() -> Fact:
@@ -224,3 +226,45 @@ def test_a_store_that_is_not_a_chat_s_is_one_line_and_exit_2(tmp_path, kind):
     assert done.returncode == 2, done
     assert done.stderr.count("\n") == 1 and "--store" in done.stderr, done.stderr
     assert sorted(p.name for p in store.iterdir()) == ["notes.txt"] if store.is_dir() else store.read_text() == "mine\n"
+
+
+def test_two_servers_share_a_postgresql_store_and_the_second_goes_on_when_the_first_is_killed(browser, postgres_url,
+                                                                                           tmp_path):
+    """The lab's promise for a real deployment: the conversation lives in the shared store,
+    not in a server. Each server has a runtime and a folder of its own; the database holds
+    the session files (through SessionFs), the registry and the app's key, so the second
+    server knows alice's password and her session, and still refuses bob."""
+    fact = a_fact()
+    first = start_chat(postgres_url, "--evidence", str(tmp_path / "first.jsonl"))
+    second = start_chat(postgres_url, "--evidence", str(tmp_path / "second.jsonl"))
+    try:
+        assert first.passwords == second.passwords  # one key, in the database
+        session_id = told(browser, first, fact)
+        first.process.kill()  # SIGKILL, between turns
+        first.process.wait(timeout=STOP_SECONDS)
+
+        other_device = logged_in(browser, second, "alice")
+        other_device.click(f"#sessions button[data-id='{session_id}']")
+        assert settled(other_device) == session_id
+        say(other_device, fact.question_prompt)
+        assert fact.is_in(other_device.locator(".assistant").last.inner_text())
+        bob = logged_in(browser, second, "bob", path=f"/?session={session_id}")
+        sync_api.expect(bob.locator("#notice")).to_contain_text("access denied")
+    finally:
+        for chat in (first, second):
+            if chat.process.poll() is None:
+                stop_chat(chat)
+    heard = read_evidence(tmp_path / "second.jsonl")
+    assert [(r.principal, r.session_id) for r in heard] == [("alice", session_id)]  # the ask, and nothing of bob's
+    left = [p for chat in (first, second) for p in chat.descendants if p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, left
+
+
+def test_a_database_that_does_not_answer_is_one_line_and_exit_2(tmp_path):
+    with socket.socket() as nobody:  # a port nothing listens on once this is closed
+        nobody.bind(("127.0.0.1", 0))
+        port = nobody.getsockname()[1]
+    done = _refused("--port", "0", "--store", f"postgresql://chat:secret@127.0.0.1:{port}/chat")
+    assert done.returncode == 2, done
+    assert done.stderr.count("\n") == 1 and "cannot connect" in done.stderr and "secret" not in done.stderr
