@@ -129,7 +129,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
                      next((s for s in reversed(earlier) if s.host == step.host), None))
-    _step_rules(read, step, scenario_id)
+    _step_rules(read, step, scenario_id, hosts)
     for on in step.on_paths:
         _expectation_rules(Fields(path, table[_table_of(on.path)], f"step '{name}' [{_table_of(on.path)}]"),
                            step.on_path(on.path))
@@ -210,7 +210,7 @@ def _settings(read: Fields) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(settings.items()))
 
 
-def _step_rules(read: Fields, step: Step, scenario_id: str | None) -> None:
+def _step_rules(read: Fields, step: Step, scenario_id: str | None, hosts: dict[str, str]) -> None:
     """What a step's fields need of each other."""
     for field_name in ("runtime", "sdk"):
         elsewhere = step.host != HostKind.LOCAL and not (field_name == "sdk" and is_node(step.sdk))
@@ -220,7 +220,7 @@ def _step_rules(read: Fields, step: Step, scenario_id: str | None) -> None:
     if is_node(step.sdk):
         _node_rules(read, step)
     if step.device:
-        _device_rules(read, step)
+        _device_rules(read, step, hosts)
     if step.after == LEASE_EXPIRED and not step.guarded:
         raise read.fail("after", "is 'lease-expired' on a step that is not guarded: leases are the guard's; "
                                  "set guarded = true")
@@ -251,7 +251,7 @@ def _device(read: Fields) -> str | None:
     return device
 
 
-def _device_rules(read: Fields, step: Step) -> None:
+def _device_rules(read: Fields, step: Step, hosts: dict[str, str]) -> None:
     """A step in a browser does what a person can do in the chat's page, through its
     guard, on this machine; refused before a run rather than failing in one."""
     cannot = [action for action in step.actions if action not in BROWSER_ACTIONS]
@@ -261,12 +261,17 @@ def _device_rules(read: Fields, step: Step) -> None:
     if not step.guarded:
         raise read.fail("guarded", f"is not set with device = {step.device!r}: the chat resumes every session through "
                                    f"its guard; set guarded = true")
-    if step.host != HostKind.LOCAL:
-        raise read.fail("host", f"is '{step.host}' with device = {step.device!r}: a browser runs on host 'local' only")
-    for field_name in ("sdk", "runtime", "tools", "settings", "faults"):
+    if hosts.get(step.host, HostKind.LOCAL) not in (HostKind.LOCAL, HostKind.NAMESPACE):
+        raise read.fail("host", f"is '{step.host}' ({hosts[step.host]}) with device = {step.device!r}: a browser "
+                                f"runs on host 'local' or a simulated host (namespace) only")
+    for field_name in ("sdk", "runtime", "tools", "settings"):
         if getattr(step, field_name):
             raise read.fail(field_name, f"is set with device = {step.device!r}: the chat server runs the run's "
-                                        f"runtime and SDK with none of the app's tools, settings or holds")
+                                        f"runtime and SDK with none of the app's tools or settings")
+    other = next((plan for plan in step.faults if (plan.kind, plan.at) != (FaultKind.KILL, FaultPoint.AFTER_TURN)), None)
+    if other:
+        raise read.fail("faults", f"has {other.kind!r} at {other.at!r} with device = {step.device!r}: the chat server "
+                                  f"is killed between turns (kind = \"{FaultKind.KILL}\", at = \"{FaultPoint.AFTER_TURN}\") or not at all")
 
 
 def _node_rules(read: Fields, step: Step) -> None:

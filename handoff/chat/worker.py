@@ -35,12 +35,12 @@ from handoff.chat.browser import QUIET, chromium
 from handoff.chat.conversations import Conversations
 from handoff.chat.web import make_app, web_server
 from handoff.guard.gate import Refused
-from handoff.protocol import Turn, WorkerSpec
+from handoff.protocol import Hold, Turn, WorkerSpec
 from handoff.witness.tags import TAG_HEADERS
 from handoff.worker.__main__ import run_and_exit
 from handoff.worker.interpreter import Emit, Interpreter
 from handoff.worker.sessions import GuardedSessions
-from handoff.words import TurnKind
+from handoff.words import FaultPoint, TurnKind
 
 KEPT = "handoff-chat.session"  # the page's one localStorage key (handoff/chat/page.html)
 DEVICES = ".handoff-devices"  # in the step's home: a profile per device
@@ -173,6 +173,8 @@ class BrowserInterpreter(Interpreter):
         answer = await page.locator(".assistant").last.text_content()
         self.emit(Turn(t=time.time(), turn=self.turns, kind=kind, session_id=self.session_id, prompt=prompt,
                        answer=answer, ms=round((time.monotonic() - started) * 1000)))
+        if Hold(FaultPoint.AFTER_TURN, self.turns) in self.spec.holds:  # where the server is killed between turns
+            await self.holds.wait(FaultPoint.AFTER_TURN, self.turns, self.session_id)
 
 
 if __name__ == "__main__":

@@ -96,6 +96,8 @@ def _refusal(scenario: Scenario) -> str | None:
             return f"{where} has home 'copied', which the coordinator copies between steps"
         if step.faults or Action.HOLD in step.actions:
             return f"{where} has a fault, which the coordinator injects at a fault point of the worker"
+        if step.device:
+            return f"{where} is done in a browser (device {step.device!r}), which no Job of a cluster drives"
         if step.guarded:
             return f"{where} is guarded: the coordinator mints its ids with a key it makes for each run"
         other = [f"{kind} {version}" for kind, version, default in (

@@ -22,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, Host, Launch, compile_cache, worker_env
+from handoff.hosts.base import PIPES, PROJECT_ROOT, USER_DIRS, WORKER_MODULE, Host, Launch, compile_cache, worker_env
 from handoff.hosts.network import Lan
 from handoff.hosts.zygote import Zygote
 from handoff.processes import ProcessTracker
@@ -139,12 +139,12 @@ class NamespaceHost(Host):
         return {**worker_env(self.passed_env, USER_INSIDE), "TMPDIR": "/tmp"}
 
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path, launch: Launch = Launch()):
-        if launch.node_worker is not None:  # the Node.js worker: spawned, as no fork of the zygote can run it
+        if not launch.forkable:  # the Node.js worker, or a browser's: spawned, as no fork of the zygote runs it
             argv, env = self.enter({"home": store}, *launch.command())
             return await tracker.spawn(*argv, stderr=stderr, env=env, **PIPES)
         if self.zygote is not None:
             return await self.zygote.fork(self._worker_env(), Path(USER_INSIDE), stderr, host=self.entry({"home": store}))
-        argv, env = self.enter({"home": store}, sys.executable, "-m", "handoff.worker")
+        argv, env = self.enter({"home": store}, sys.executable, "-m", WORKER_MODULE)
         return await tracker.spawn(*argv, stderr=stderr, env=env, **PIPES)
 
     def home(self, store: Path) -> str:

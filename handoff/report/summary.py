@@ -30,7 +30,7 @@ CONDITIONS = (
     ("database store", "resumed via SessionFs alone", NOT_KEPT),
     ("compatible runtime", "resumed by runtimes and SDKs that fit", "failed where they do not fit"),
     ("authorization", "the raw SDK resumed any id", "the guard refused"),
-    ("web app", "continued from the id its browser kept", "refused to another user"),
+    ("web app", "resumed by the id its browser kept", "refused to another user"),
     ("faults", "kept through the fault", "lost or failed, and whether loudly"),
 )
 
@@ -38,12 +38,12 @@ CONDITIONS = (
 def condition(scenario: Scenario) -> str:
     """The one condition a rung is about, by what its steps run on and with."""
     steps = scenario.steps
+    if any(step.device for step in steps):  # the web app's rungs, a killed server among them
+        return "web app"
     if "faults" in scenario.tags or any(step.faults for step in steps):
         return "faults"
     if any(step.runtime or step.sdk for step in steps) or scenario.known_good:
         return "compatible runtime"
-    if any(step.device for step in steps):
-        return "web app"
     if any(step.guarded or step.principal != "alice" for step in steps):
         return "authorization"
     kinds = {scenario.hosts.get(step.host, HostKind.LOCAL) for step in steps}

@@ -106,6 +106,7 @@ def test_a_shared_home_is_a_claim_every_step_mounts_and_own_homes_are_the_pods()
     ("container-restart-anonymous-volume", "restarts a container"),
     ("crash-after-turn", "fault point"),
     ("tamper", "is guarded: the coordinator mints its ids"),
+    ("device-handoff", "is done in a browser .device 'laptop'., which no Job of a cluster drives"),
     ("crash-during-write", "fault point"),
     ("cross-machine-copied-state", "copies between steps"),
     ("no-id", "lets the runtime choose the id"),

@@ -347,6 +347,8 @@ def load_text(text: str):
     ('device = "laptop"', "guarded", "set guarded = true"),
     ('guarded = true\ndevice = "laptop"\nsdk = "1.0.9"', "sdk", "the chat server runs the run's runtime"),
     ('guarded = true\ndevice = "laptop"\ntools = ["lookup_favourite"]', "tools", "none of the app's tools"),
+    ('guarded = true\ndevice = "laptop"\n[[steps.faults]]\nkind = "kill"\nat = "mid-turn"', "faults",
+     "the chat server is killed between turns"),
 ])
 def test_a_step_in_the_chat_s_page_is_refused_what_a_person_there_cannot_have(tmp_path, extra, field, says):
     message = load_error(tmp_path, HEADER + STEP_A + step(extra=f'expect = "kept"\n{extra}'))
@@ -360,10 +362,14 @@ def test_a_step_in_the_chat_s_page_does_only_what_a_person_there_can(tmp_path):
     assert "they can: ask, close, create, resume, tell" in message
 
 
-def test_a_step_on_another_host_is_not_done_in_a_browser(tmp_path):
-    text = HEADER + '[hosts]\nb = "namespace"\n' + STEP_A + step(
+def test_a_browser_runs_here_or_on_a_simulated_host_only(tmp_path):
+    for kind in ("container", "ssh"):
+        text = HEADER + f'[hosts]\nb = "{kind}"\n' + STEP_A + step(
+            extra='expect = "kept"\nguarded = true\ndevice = "phone"\nhost = "b"')
+        assert "a browser runs on host 'local' or a simulated host (namespace) only" in load_error(tmp_path, text)
+    simulated = HEADER + '[hosts]\nb = "namespace"\n' + STEP_A + step(
         extra='expect = "kept"\nguarded = true\ndevice = "phone"\nhost = "b"')
-    assert "a browser runs on host 'local' only" in load_error(tmp_path, text)
+    assert load(write(tmp_path, simulated, "simulated")).steps[1].host == "b"
 
 
 def test_steps_in_a_browser_name_their_device_and_run_the_chat_s_worker(tmp_path):

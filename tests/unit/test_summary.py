@@ -19,7 +19,7 @@ ALL = {**{s.name: s for s in scenario_files.select([])}, **{s.name: s for s in s
     ("cross-container-volume", "new container"), ("cross-process-postgres", "database store"),
     ("resume-on-old-runtime", "compatible runtime"), ("downgrade-known-good", "compatible runtime"),
     ("foreign-principal", "authorization"), ("stale-lease-after-crash", "faults"), ("fault-kill-mid-turn", "faults"),
-    ("browser-reload-new-server", "web app"), ("device-handoff", "web app"),
+    ("browser-reload-server-killed", "web app"), ("device-handoff", "web app"),
 ])
 def test_each_rung_is_about_one_condition(name, condition):
     assert summary.condition(ALL[name]) == condition
