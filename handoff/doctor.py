@@ -146,6 +146,7 @@ def optional() -> Section:
         lines.append(Line(OK, label, "available") if problem is None
                      else Line(MISSING, label, f"unavailable: {problem}; the cross-machine scenarios are skipped"))
     lines.append(_database_store())
+    lines.append(_browser())
     lines += _containers()
     return Section("Optional (a missing piece skips scenarios, it does not fail them)", lines)
 
@@ -189,6 +190,18 @@ def _containers() -> list[Line]:
                      Line(MISSING, "node in containers", f"{node}; a Node.js step in a container is skipped",
                           "install a self-contained Node.js 20+ build (nodejs.org's or NodeSource's)"))
     return lines
+
+
+def _browser() -> Line:
+    """What the web app's rungs (a step with a device) and `handoff chat`'s tests drive."""
+    from handoff.chat.browser import browser_problem, chromium
+
+    problem = browser_problem()
+    if problem:
+        return Line(MISSING, "browser", f"unavailable: {problem}; the web app's rungs are skipped",
+                    "tools/ensure-system-packages (chromium, as root); pip install -e '.[test]' (Playwright)")
+    return Line(OK, "browser", f"chromium {tool_version(chromium(), '--version') or ''}, driven by Playwright "
+                               f"{metadata.version('playwright')} (the web app's rungs)")
 
 
 def _database_store() -> Line:

@@ -85,3 +85,14 @@ def test_the_conversation_is_the_prompts_and_answers_with_text_in_order():
            {"type": "tool.execution_start", "data": {}}, event("assistant.message", "hello"),
            event("user.message", 7), event("user.message", "")]
     assert messages(json.loads(json.dumps(log))) == [("user", "hi"), ("assistant", "hello"), ("user", "")]
+
+
+def test_the_doctor_says_when_the_web_app_s_rungs_are_skipped_and_how_to_mend_it(monkeypatch):
+    from handoff import doctor
+    from handoff.chat import browser
+
+    monkeypatch.setattr(browser.shutil, "which", lambda name: None)
+    line = doctor._browser()
+    assert line.status == doctor.MISSING and "a step in a browser needs chromium" in line.detail
+    assert line.detail.endswith("the web app's rungs are skipped")
+    assert "tools/ensure-system-packages" in line.fix
