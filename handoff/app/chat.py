@@ -112,10 +112,11 @@ async def _serve(options: ChatOptions, store: ChatStore | DatabaseChatStore, run
                                      options=SessionOptions(model=None, created_with=model))
         versions = await asyncio.gather(*(runtime.start() for runtime in runtimes.values()))
         server_name = f"{socket.gethostname()}:{os.getpid()}"
+        key = store.key()  # read once: a database store's is a round trip
         conversations = Conversations(home, {
-            user: (runtime, guarded_sessions(runtime, version, home, store.key(), user, server_name))
+            user: (runtime, guarded_sessions(runtime, version, home, key, user, server_name))
             for (user, runtime), version in zip(runtimes.items(), versions)}, model)
-        accounts = Accounts(store.key(), copilot_api.PRINCIPALS)
+        accounts = Accounts(key, copilot_api.PRINCIPALS)
         server = web_server(make_app(accounts, conversations))
         url = _url(listener)
         say(f"handoff chat: the witness as the Copilot API, model {model}; store {store.shown}")
