@@ -255,7 +255,10 @@ def test_a_screenshot_of_each_diagram(opened, matrix):
     page.locator("#ladder").screenshot(path=str(folder / "ladder.png"))
     for scenario in ran(matrix):  # JPEG: a wide diagram's PNG takes seconds to encode
         shot: Path = folder / f"diagram-{scenario.name}.jpeg"
-        page.locator(f"svg.sequence[data-scenario='{scenario.name}']").screenshot(path=str(shot), quality=85)
+        # A bound for a hung page, not a pace: on a loaded machine one diagram's shot once took
+        # more than Playwright's default 30 s.
+        page.locator(f"svg.sequence[data-scenario='{scenario.name}']").screenshot(path=str(shot), quality=85,
+                                                                                  timeout=120_000)
         assert shot.stat().st_size > 5_000
 
 
