@@ -18,7 +18,7 @@ from typing import Annotated, Mapping, Union
 
 import msgspec
 
-from handoff.words import SdkLanguage
+from handoff.words import BrowserKeeps, SdkLanguage
 
 # --- numbers read back: bounded where they are decoded -----------------------------------
 
@@ -162,6 +162,10 @@ class WorkerSpec(msgspec.Struct, frozen=True, omit_defaults=True):
     filler_turns: Integer = 0
     # A step done in `handoff chat`'s page: the browser profile it is done in (Step.device).
     device: str | None = None
+    # What that page keeps in the browser (Step.keeps: BrowserKeeps).
+    keeps: str = BrowserKeeps.SESSION_ID.value
+    # Where the step's host keeps its browsers' profiles; "" in the step's home.
+    devices: str = ""
 
     def __repr__(self) -> str:  # never show the secrets, whoever prints a spec
         return f"WorkerSpec(scenario={self.scenario!r}, step={self.step!r}, host={self.host!r}, actions={self.actions!r})"
@@ -208,6 +212,7 @@ class ActionDone(_Event, tag="action"):
     registered: tuple[str, ...] | None = None  # discover: the ids the registry lists
     reused: bool = False  # a guarded create that continued an existing session
     turns: Integer | None = None  # fill: the filler turns it took, each answered
+    shown: Integer | None = None  # resume in the chat's page: the messages the page showed on opening
     # fill through a database store: after each filler turn, the bytes the session files
     # were given in it and the bytes the database paid for them (counted as written_is says)
     store_given: tuple[Integer, ...] | None = None

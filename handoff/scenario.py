@@ -70,7 +70,7 @@ import re
 
 from dataclasses import dataclass, field, replace
 
-from handoff.words import Action, HomeKind, HostKind, StepProvider, StepSession, StoreKind, Verdict
+from handoff.words import Action, BrowserKeeps, HomeKind, HostKind, StepProvider, StepSession, StoreKind, Verdict
 
 # What a step can wait for before it starts. The coordinator decides when it has passed,
 # on its own clock, so no verdict depends on how long a process took to start.
@@ -147,6 +147,7 @@ class Step:
     # that browser's profile (its localStorage and login), which later steps naming the
     # same device continue (handoff/chat/worker.py). None: the app calls the SDK itself.
     device: str | None = None
+    keeps: str = BrowserKeeps.SESSION_ID  # with a device: what its page keeps in the browser
 
     def on_path(self, path: str) -> Step:
         """The step as a run on ``path`` judges it."""

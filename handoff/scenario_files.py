@@ -20,6 +20,7 @@ from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed
 from handoff.words import (
     ACTIONS,
     BROWSER_ACTIONS,
+    BrowserKeeps,
     CallKind,
     EXPECTABLE,
     HOLD_POINTS,
@@ -95,7 +96,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
     read.reject_unknown({"name", "actions", "home", "session", "host", "principal", "guarded", "reuse",
                          "after", "faults", "forked", "expect", "closed_before_resume", "provider", "expect_tell",
                          "restart", "runtime", "sdk", "loaded_all_events", "tools", "settings", "summary",
-                         "filler_turns", "flat_store_cost", "calls", "device", *PATH_TABLES})
+                         "filler_turns", "flat_store_cost", "calls", "device", "keeps", *PATH_TABLES})
     actions = _actions(read)
     step = Step(
         name=_name(read),
@@ -125,6 +126,7 @@ def _step(path: Path, index: int, table: Any, hosts: dict[str, str], scenario_id
         on_paths=_on_paths(path, table, name),
         calls=_calls(read),
         device=_device(read),
+        keeps=read.get("keeps", str, BrowserKeeps.SESSION_ID, tuple(BrowserKeeps)),
     )
     _check_faults(read, step, hosts)
     _container_rules(read, step, hosts.get(step.host) == HostKind.CONTAINER,
@@ -221,6 +223,9 @@ def _step_rules(read: Fields, step: Step, scenario_id: str | None, hosts: dict[s
         _node_rules(read, step)
     if step.device:
         _device_rules(read, step, hosts)
+    elif "keeps" in read.table:
+        raise read.fail("keeps", "is set on a step with no device: it says what a browser keeps of the chat's page; "
+                                 "name the browser with device = \"NAME\"")
     if step.after == LEASE_EXPIRED and not step.guarded:
         raise read.fail("after", "is 'lease-expired' on a step that is not guarded: leases are the guard's; "
                                  "set guarded = true")

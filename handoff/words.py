@@ -131,6 +131,17 @@ RESUMING_ACTIONS = (Action.RESUME, Action.RESUME_MOST_RECENT)
 # session opened again (reloaded, picked from the list, or from a link), a message, and
 # leaving it (the server closes the session after every turn).
 BROWSER_ACTIONS = frozenset({Action.CREATE, Action.RESUME, Action.TELL, Action.ASK, Action.CLOSE})
+
+
+class BrowserKeeps(StrEnum):
+    """What the chat's page keeps in the browser's localStorage (a step's ``keeps``)."""
+
+    SESSION_ID = "session-id"  # the lab's last step: the id alone; the server resumes the session by it
+    # The lab's demo app as it was: the whole conversation, while the server knows its
+    # session only in its memory (handoff/chat/demo.py): the control
+    CONVERSATION = "conversation"
+
+
 # How many turns an action takes (the concurrent one takes a turn on each runtime). The
 # worker numbers its turns 1, 2, ... within its step; the checker alone turns those into
 # numbers across the scenario, from this table.

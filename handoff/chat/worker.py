@@ -20,6 +20,12 @@ What each action is in the page:
 
 A page that says "refused" (the guard's 403 or 409) is a refusal, as the guard's are in
 the SDK's worker.
+
+A step whose ``keeps`` is "conversation" is done in the lab's demo app as it was instead
+(``/demo``, handoff/chat/demo.py): the browser keeps the conversation, the server the
+session only in its memory. There ``create`` is "New chat", ``resume`` is the page opened
+again (it shows what the browser kept; there is nothing to pick), and a turn is in the
+session the server remembers for the user, or a new one it starts when it remembers none.
 """
 
 from __future__ import annotations
@@ -40,15 +46,18 @@ from handoff.witness.tags import TAG_HEADERS
 from handoff.worker.__main__ import run_and_exit
 from handoff.worker.interpreter import Emit, Interpreter
 from handoff.worker.sessions import GuardedSessions
-from handoff.words import FaultPoint, TurnKind
+from handoff.words import BrowserKeeps, FaultPoint, TurnKind
 
-KEPT = "handoff-chat.session"  # the page's one localStorage key (handoff/chat/page.html)
-DEVICES = ".handoff-devices"  # in the step's home: a profile per device
+KEPT = "handoff-chat.session"  # the page's one localStorage key (handoff/chat/templates/page.html)
+ORIGIN = "chat.handoff.test"  # the app's address in every device's browser, whichever server serves it
+DEVICES = ".handoff-devices"  # in the step's home, unless its host keeps browsers elsewhere: a profile per device
 PAGE_MS = 30_000  # a page that does not load within this is a failure of the step
 REFUSALS = ("403", "409")  # the guard's answers, as the page shows them in #notice[data-status]
 
 
 class BrowserInterpreter(Interpreter):
+    PAGE = "/"  # the page the step is done in
+
     def __init__(self, spec: WorkerSpec, emit: Emit):
         super().__init__(spec, emit)
         if not isinstance(self.sessions, GuardedSessions) or not spec.device:
@@ -74,9 +83,12 @@ class BrowserInterpreter(Interpreter):
         accounts = Accounts(bytes.fromhex(self.spec.app_key), (user,))
         self.password = accounts.password(user)
         listener = socket.create_server(("127.0.0.1", 0))
-        server = web_server(make_app(accounts, conversations))
+        app = make_app(accounts, conversations)
+        self.demo = app.state.demo
+        server = web_server(app)
         serving = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
-        self.url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        self.served_at = f"127.0.0.1:{listener.getsockname()[1]}"
+        self.url = f"http://{ORIGIN}"
         try:
             yield
         finally:
@@ -89,23 +101,27 @@ class BrowserInterpreter(Interpreter):
     async def _browser(self):
         from playwright.async_api import async_playwright
 
-        profile = Path(self.spec.home).expanduser() / DEVICES / self.spec.device
+        devices = Path(self.spec.devices) if self.spec.devices else Path(self.spec.home).expanduser() / DEVICES
+        profile = devices / self.spec.device
         profile.mkdir(parents=True, exist_ok=True)
         async with async_playwright() as playwright:
+            # Every server of the scenario is the app at one address, as a deployed app is:
+            # a browser keeps what it keeps (localStorage, the login) by that origin.
             self._context = await playwright.chromium.launch_persistent_context(
-                str(profile), executable_path=chromium(), headless=True, args=list(QUIET))
+                str(profile), executable_path=chromium(), headless=True,
+                args=[*QUIET, f"--host-resolver-rules=MAP {ORIGIN} {self.served_at}"])
             try:
                 yield
             finally:
                 await self._context.close()
 
-    async def _open(self, path: str = "/") -> Any:
+    async def _open(self, path: str | None = None) -> Any:
         """The page at ``path``, logged in as the step's principal (a device that logged in
         before still is: the login is a cookie the profile keeps)."""
         if self.page is None:
             self.page = self._context.pages[0] if self._context.pages else await self._context.new_page()
             self.page.set_default_timeout(PAGE_MS)
-        await self.page.goto(self.url + path)
+        await self.page.goto(self.url + (path or self.PAGE))
         await self.page.wait_for_selector("#chat:not([hidden]), #login:not([hidden])")
         if await self.page.locator("#login:not([hidden])").count():
             await self.page.fill("input[name=user]", self.spec.owner)
@@ -140,7 +156,7 @@ class BrowserInterpreter(Interpreter):
         await self._shown(self.session_id)
         self.session = self.session_id  # open, as far as the page goes: the server opens it per turn
 
-    async def _resume(self) -> None:
+    async def _resume(self) -> dict:
         wanted = self.session_id
         if not wanted:
             raise LookupError("no session id was passed along to resume")
@@ -153,6 +169,7 @@ class BrowserInterpreter(Interpreter):
                 await self._open(f"/?session={wanted}")  # a link with the id, all a stranger can have
         await self._shown(wanted)
         self.session = wanted
+        return {"shown": await page.locator(".message").count()}
 
     async def _close(self) -> None:
         self.session = None
@@ -171,11 +188,53 @@ class BrowserInterpreter(Interpreter):
             arg=answers, timeout=(self.spec.turn_timeout + PAGE_MS / 1000) * 1000)
         await self._refused()
         answer = await page.locator(".assistant").last.text_content()
+        self.session_id = self._answered_in()
         self.emit(Turn(t=time.time(), turn=self.turns, kind=kind, session_id=self.session_id, prompt=prompt,
                        answer=answer, ms=round((time.monotonic() - started) * 1000)))
         if Hold(FaultPoint.AFTER_TURN, self.turns) in self.spec.holds:  # where the server is killed between turns
             await self.holds.wait(FaultPoint.AFTER_TURN, self.turns, self.session_id)
 
 
+    def _answered_in(self) -> str | None:
+        """The session the turn just taken was in."""
+        return self.session_id
+
+
+class DemoPageInterpreter(BrowserInterpreter):
+    """A step in the lab's demo app as it was (keeps = "conversation")."""
+
+    PAGE = "/demo"
+
+    async def _create(self) -> None:
+        page = await self._open()
+        await page.click("#new")
+        await page.wait_for_selector("#messages[data-shown='0']", state="attached")  # empty: no size to be visible
+        self.session_id = self._answered_in()
+        self.session = self.session_id
+
+    async def _resume(self) -> dict:
+        """The page opened again: what the browser kept is shown, with no id to go by, so
+        the step goes on in whatever session the server remembers (or a new one)."""
+        page = await self._open()
+        shown = page.locator("#messages[data-shown]")
+        await shown.wait_for(state="attached")
+        self.session_id = self._answered_in()
+        self.session = page  # what is open: the page; the server opens a session per turn
+        return {"shown": int(await shown.get_attribute("data-shown"))}
+
+    def _answered_in(self) -> str | None:
+        # The worker is the server too: the session it remembers for the user, as a new
+        # server remembers none until the next message starts one.
+        return self.demo.current.get(self.spec.owner)
+
+
+# What the browser keeps (WorkerSpec.keeps) -> the page the step is done in.
+PAGES = {BrowserKeeps.SESSION_ID: BrowserInterpreter, BrowserKeeps.CONVERSATION: DemoPageInterpreter}
+
+
+def interpreter(spec: WorkerSpec, emit: Emit) -> BrowserInterpreter:
+    return PAGES[BrowserKeeps(spec.keeps)](spec, emit)
+
+
 if __name__ == "__main__":
-    run_and_exit(BrowserInterpreter)
+    run_and_exit(interpreter)

@@ -174,6 +174,7 @@ class ScenarioRun:
             turn_timeout=self.scenario.turn_timeout, known_good=self.scenario.known_good,
             holds=tuple(Hold(fault.at, fault.turn) for fault in faults if fault.at in HOLD_POINTS),
             lease_clock=self.lease_clock.now if step.guarded else None, run_token=self.services.witness_token,
+            devices=host.devices(self.workdir) if step.device else "",
         )
 
     def _registry_url(self, host: Host) -> str | None:

@@ -15,10 +15,11 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
                 backend: Backend, runtime_path: str, witness_url: str, store_url: str | None = None,
                 registry_url: str | None = None, app_key: str = "", turn_timeout: float = 60.0,
                 known_good: tuple[tuple[str, str], ...] = (), holds: tuple[Hold, ...] = (),
-                lease_clock: float | None = None, run_token: str = "") -> WorkerSpec:
+                lease_clock: float | None = None, run_token: str = "", devices: str = "") -> WorkerSpec:
     """What the worker of ``step`` on ``host`` is told. ``home`` is its COPILOT_HOME as seen
     on that host; ``witness_url`` the witness as seen from there; ``runtime_path`` the
-    executable of the runtime version the step runs."""
+    executable of the runtime version the step runs; ``devices`` where the host keeps the
+    profiles of a step's browser ("" in the home)."""
     return WorkerSpec(
         scenario=scenario, step=step.name, host=host.name,
         runtime_path="" if host.has_own_runtime else runtime_path,
@@ -31,5 +32,5 @@ def worker_spec(scenario: str, step: Step, host: Host, home: str, session_id: st
         secrets={} if host.carries_environment else backend.secret_env(),
         runtime_version=step.runtime, sdk_version=step.sdk, turn_timeout=turn_timeout, known_good=known_good,
         lease_clock=lease_clock, tools=step.tools, settings=dict(step.settings),
-        filler_turns=step.filler_turns, device=step.device,
+        filler_turns=step.filler_turns, device=step.device, keeps=step.keeps, devices=devices,
     )

@@ -125,6 +125,12 @@ class Host(ABC):
     def home(self, store: Path) -> str:
         """The path the worker on this host uses as its COPILOT_HOME for ``store``."""
 
+    def devices(self, workdir: Path) -> str:
+        """Where a step's browsers keep their profiles on this host, as seen there: "" for
+        in the step's home. A machine's browsers outlive the homes its steps are given
+        (a step with a home of its own, say); a simulated host's see only its home."""
+        return ""
+
     def witness_url(self, url: str) -> str:
         """The witness's address as seen from this host."""
         return url

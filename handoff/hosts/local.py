@@ -98,3 +98,6 @@ class LocalHost(Host):
 
     def home(self, store: Path) -> str:
         return str(store)
+
+    def devices(self, workdir: Path) -> str:
+        return str(workdir / "devices")  # the scenario's own directory: every step of it sees the same browsers

@@ -130,6 +130,8 @@ def event_log(judged: TurnJudgement) -> str:
             parts.append(f"listed {len(action.listed or ())}")
         elif action.action == Action.DISCOVER:
             parts.append(f"registry lists {len(action.registered or ())}")
+        elif action.action == Action.RESUME and action.shown is not None:  # in the chat's page
+            parts.append(f"the page showed {action.shown} message(s)")
     if step.store_cost is not None:
         parts.append(step.store_cost.words())
     if log and log.last_reply and any(f.action == Action.ASK for f in step.failures):

@@ -49,6 +49,7 @@ from handoff.words import (
     RESUMING_ACTIONS,
     Action,
     AppSetting,
+    BrowserKeeps,
     FactPlace,
     FaultPoint,
     HomeKind,
@@ -66,6 +67,8 @@ LABEL_CHARACTERS = 1000  # a label longer than this is cut (no record the lab ma
 DEFAULT_PRINCIPAL = next(f.default for f in fields(Step) if f.name == "principal")
 # Where a step's memory setting puts memories (AppSetting.MEMORY), and where a request
 # carried the fact outside the session's history (FactPlace): both drawn where they happened.
+# What a step's browser does in the chat, by what its page keeps (Step.keeps).
+PAGES = {BrowserKeeps.SESSION_ID: "drives its page", BrowserKeeps.CONVERSATION: "keeps the whole chat"}
 MEMORY_PLACES = {SettingValue.FIRST: "in the system prompt", SettingValue.SECOND: "in user messages"}
 OUTSIDE_HISTORY = {FactPlace.SYSTEM: "in a system message", FactPlace.INJECTED: "in text the runtime added"}
 
@@ -236,7 +239,7 @@ def participants(history: ScenarioHistory, backend: Backend, coordinated: bool =
         sdk = (CALLS[sdk_language(step_history, spec)].version(ready.sdk_version),) if ready and mixed else ()
         if coordinated and spec.device:  # the worker serves the chat and drives its page (handoff/chat/worker.py)
             found.append(Participant(f"worker:{step.step}", "worker", f"chat server {step.step}",
-                                     (where, f"{spec.device}'s browser drives its page", acting_as(spec, record.scenario),
+                                     (where, f"{spec.device}'s browser {PAGES[spec.keeps]}", acting_as(spec, record.scenario),
                                       *sdk)))
         elif coordinated:
             found.append(Participant(f"worker:{step.step}", "worker", f"worker {step.step}",
@@ -357,6 +360,8 @@ class _StepMessages:
             self._service_calls(done.t)
             self._memory()
             self.say(r, s, "session.start written" + (" (reused)" if done.reused else ""), "write")
+        elif action == Action.RESUME and self.spec.keeps == BrowserKeeps.CONVERSATION:
+            self.say(w, w, f"the page shows the {done.shown} message(s) its browser kept; no id to resume", "note")
         elif action in RESUMING_ACTIONS:
             if action == Action.RESUME_MOST_RECENT:
                 self.say(w, r, f"{calls.listing}() → {len(done.listed or ())}; resume the newest", "call")

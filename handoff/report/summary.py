@@ -30,7 +30,7 @@ CONDITIONS = (
     ("database store", "resumed via SessionFs alone", NOT_KEPT),
     ("compatible runtime", "resumed by runtimes and SDKs that fit", "failed where they do not fit"),
     ("authorization", "the raw SDK resumed any id", "the guard refused"),
-    ("web app", "resumed by the id its browser kept", "refused to another user"),
+    ("web app", "resumed by the id its browser kept", "the controls lost or refused it"),
     ("faults", "kept through the fault", "lost or failed, and whether loudly"),
 )
 

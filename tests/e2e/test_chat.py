@@ -17,8 +17,10 @@ from pathlib import Path
 import psutil
 import pytest
 
+from handoff.eventlog import events_path, messages, parse_events, summarize
 from handoff.fact import Fact
 from handoff.guard.ids import MINTED
+from handoff.worker.store import HomeStore
 from handoff.witness.evidence import read_evidence
 from tests.e2e.chromium import launched
 
@@ -26,9 +28,11 @@ pytestmark = pytest.mark.e2e
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
 KEPT = "handoff-chat.session"  # the page's one localStorage key
+DEMO_KEPT = "handoff-chat.conversation"  # the demo app's page's (/demo): the whole conversation
 START_SECONDS = 60  # bounds for a hung server, not a pace
 STOP_SECONDS = 30
 TURN_MS = 60_000
+HELD_SECONDS = 3600  # a lease another server keeps renewing: live for the whole test, whatever its pace
 USER_LINE = re.compile(r"user (?P<user>\w+), password (?P<password>\S+)")
 
 
@@ -197,6 +201,72 @@ def test_another_user_with_the_id_is_refused_and_the_model_hears_nothing_of_it(b
     heard = read_evidence(chat.evidence)
     assert any(request.principal == "alice" and request.session_id == session_id for request in heard)
     assert not [request for request in heard if request.principal == "bob"]
+
+
+def test_the_demo_app_s_page_keeps_the_whole_conversation_in_the_browser_and_no_id(browser, chat):
+    fact = a_fact()
+    page = logged_in(browser, chat, "alice", path="/demo")
+    page.click("#new")
+    page.wait_for_selector("#messages[data-shown='0']", state="attached")
+    page.fill("#send input[name=text]", fact.remember_prompt)
+    page.click("#send button[type=submit]")
+    sync_api.expect(page.locator(".assistant")).to_have_count(1, timeout=TURN_MS)
+
+    stored = kept(page)
+    assert list(stored) == [DEMO_KEPT] and fact.value in stored[DEMO_KEPT], stored
+    assert not MINTED.search(stored[DEMO_KEPT])  # no id: the server knows the session only in its memory
+    page.reload()  # shown from the browser's own copy
+    page.wait_for_selector("#messages[data-shown='2']", state="attached")
+    sync_api.expect(page.locator(".user").first).to_have_text(fact.remember_prompt)
+
+    other = logged_in(browser, chat, "alice", path="/demo")  # another device: its browser kept nothing
+    other.wait_for_selector("#messages[data-shown='0']", state="attached")
+    assert kept(other) == {} and not fact.is_in(other.content())
+
+
+def _log(chat: Chat, session_id: str) -> bytes:
+    return events_path(Path(chat.store) / "home", session_id).read_bytes()
+
+
+def test_two_devices_of_one_user_sending_at_once_take_turns_and_never_fork_the_log(browser, chat):
+    fact = a_fact()
+    session_id = told(browser, chat, fact)
+    laptop, phone = (logged_in(browser, chat, "alice", path=f"/?session={session_id}") for _ in range(2))
+    for page in (laptop, phone):
+        settled(page)
+        page.fill("#send input[name=text]", fact.question_prompt)
+    for page in (laptop, phone):  # both sent before either is answered, as far as either page knows
+        page.click("#send button[type=submit]")
+    for page in (laptop, phone):  # each waited its turn on the server: answered, neither refused
+        page.wait_for_function("() => document.querySelectorAll('.assistant').length >= 2"
+                               " || document.getElementById('notice').textContent !== ''", timeout=TURN_MS)
+        assert page.locator("#notice").text_content() == ""
+
+    events, unreadable = parse_events(_log(chat, session_id))
+    assert summarize(events, unreadable).branch_points == 0 and not unreadable
+    said = messages(events)
+    assert [role for role, _ in said] == ["user", "assistant"] * 3
+    assert all(fact.is_in(text) for _, text in said[3::2])  # both questions answered with the fact
+
+
+def test_a_session_another_server_is_writing_is_told_busy_and_its_log_left_alone(browser, chat):
+    fact = a_fact()
+    session_id = told(browser, chat, fact)
+    registry = HomeStore(Path(chat.store) / "home", f"sqlite:///{Path(chat.store) / 'registry.db'}").registry
+    other = "another-server:alice"  # a second server of the same store, in the middle of her turn
+    assert registry.take_lease(session_id, other, HELD_SECONDS)
+    page = logged_in(browser, chat, "alice", path=f"/?session={session_id}")
+    settled(page)
+    before = _log(chat, session_id)
+    page.fill("#send input[name=text]", fact.question_prompt)
+    page.click("#send button[type=submit]")
+    sync_api.expect(page.locator("#notice")).to_contain_text("another writer holds this session's lease")
+    assert page.locator("#notice").get_attribute("data-status") == "409"
+    assert _log(chat, session_id) == before
+
+    registry.release_lease(session_id, other)  # that server's turn is over
+    say(page, fact.question_prompt)
+    assert fact.is_in(page.locator(".assistant").last.inner_text())
 
 
 def _refused(*args: str) -> subprocess.CompletedProcess:

@@ -80,11 +80,14 @@ NODE_LABELS = {"create": "createSession(", "create-without-id": "createSession(n
 
 def expected_labels(scenario: ScenarioRecord) -> Counter:
     wanted = Counter()
-    for step in scenario.steps:  # the coordinator starts it (or restarts its container), with the id
+    # the coordinator starts each step's worker (or restarts its container), with the id
+    for step, planned in zip(scenario.steps, scenario.scenario.steps):
         wanted[(step.step, "restart its container;" if step.home == "restarted" else "start;")] += 1
         ready = step.view().ready
         node = ready is not None and ready.sdk_language == "node"
         labels, send = (NODE_LABELS, "sendAndWait") if node else (LABELS, "send_and_wait")
+        if planned.keeps == "conversation":  # the demo app's page has no id to resume: it shows what it kept
+            labels = {**labels, "resume": "the page shows the"}
         for event in step.view().events:
             if isinstance(event, ActionDone) and event.action in labels:
                 wanted[(step.step, labels[event.action])] += 1

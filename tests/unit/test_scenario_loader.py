@@ -349,6 +349,8 @@ def load_text(text: str):
     ('guarded = true\ndevice = "laptop"\ntools = ["lookup_favourite"]', "tools", "none of the app's tools"),
     ('guarded = true\ndevice = "laptop"\n[[steps.faults]]\nkind = "kill"\nat = "mid-turn"', "faults",
      "the chat server is killed between turns"),
+    ('guarded = true\ndevice = "laptop"\nkeeps = "history"', "keeps", "must be one of session-id, conversation"),
+    ('guarded = true\nkeeps = "conversation"', "keeps", "name the browser with device"),
 ])
 def test_a_step_in_the_chat_s_page_is_refused_what_a_person_there_cannot_have(tmp_path, extra, field, says):
     message = load_error(tmp_path, HEADER + STEP_A + step(extra=f'expect = "kept"\n{extra}'))
@@ -379,6 +381,7 @@ def test_steps_in_a_browser_name_their_device_and_run_the_chat_s_worker(tmp_path
     loaded = load(write(tmp_path, HEADER + step("A", '["create", "tell", "close"]', 'guarded = true\ndevice = "laptop"')
                         + step(extra='expect = "kept"\nguarded = true\ndevice = "phone"')))
     assert [s.device for s in loaded.steps] == ["laptop", "phone"]
+    assert [s.keeps for s in loaded.steps] == ["session-id"] * 2  # the lab's last step, unless a step says
     launch, _ = step_versions(loaded.steps[1])
     assert launch.command()[-2:] == ("-m", BROWSER_WORKER_MODULE) and not launch.forkable
     assert step_versions(Step("A", ("create",)))[0].forkable
