@@ -6,8 +6,10 @@
 per property with its outcome — ok, fail, or unknown when the check itself could not
 finish — and a line saying why. ``handoff conform MODULE:FACTORY`` prints it.
 
-This part runs the contract rows (contract.py), op by op on the provider alone, through
-the SDK's own adapter: what the runtime's requests reach. Persistence through the
-provider with the real runtime (a new process, a kill, two resumers) is not run here yet;
-the report says so rather than passing it.
+It runs the contract rows (contract.py), op by op on the provider alone, through the
+SDK's own adapter: what the runtime's requests reach; then persistence through the
+provider with the real runtime (persistence.py): a resume in the same process and in a
+new one, after a compaction, and discovery from another home. A kill mid-turn, two
+resumers at once and the cost are not run yet; the report says so rather than passing
+them.
 """

@@ -1,8 +1,10 @@
 """Persistence through a SessionFs provider, with the real runtime: a session created,
 told the fact and closed through the provider, then resumed and asked — in the same
 process, and in a new process with a home of its own, so that the provider is the only
-thing the two share. Each answer is judged as a run's are: it names the fact, and the
-witness model saw the fact in what it was sent.
+thing the two share; the same after the session was compacted (its history replaced by
+the model's summary, the files rewritten); and whether a runtime with a home of its own
+finds the session at all (discovery). Each answer is judged as a run's are: it names the
+fact, and the witness model saw the fact in what it was sent.
 
 The new process imports the provider itself, by its ``MODULE:FACTORY`` (as another
 server of the app would): ``python -m handoff.conform.resume``. It prints its answer as
@@ -36,6 +38,14 @@ from handoff.worker.sdk import Provider, Runtime
 
 SCENARIO = "conform"
 PROCESS_SECONDS = 120.0  # a new process that takes longer is unknown: it hangs
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a runtime with a home of its own, on the same provider, finds of a session."""
+    listed: bool  # list_sessions lists it
+    metadata: bool  # get_session_metadata returns something for it
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,16 +85,21 @@ def provider(witness_url: str, step: str, fact: Fact) -> Provider:
 
 
 async def tell(factory: Callable[[Any], Any], session_id: str, witness_url: str, step: str, fact: Fact,
-               home: Path) -> str | None:
-    """Create the session through the provider, tell the fact, close: what failed, if anything."""
+               home: Path, compacted: bool = False) -> str | None:
+    """Create the session through the provider, tell the fact (and compact the history,
+    ``compacted``), close: what failed, if anything."""
     runtime = Runtime(str(ready_runtime()), str(home), provider(witness_url, step, fact), fs_factory=factory)
+    doing = "creating and telling"
     try:
         await runtime.start()
         session = await runtime.create(session_id)
         await runtime.send(session, fact.remember_prompt, {})
+        if compacted:
+            doing = "compacting"
+            await runtime.compact(session)
         await runtime.close(session)
     except Exception as error:  # the user's provider answers through the runtime: anything may come back
-        return f"creating and telling failed: {type(error).__name__}: {error}"
+        return f"{doing} failed: {type(error).__name__}: {error}"
     finally:
         await runtime.stop()
     return None
@@ -118,15 +133,15 @@ def same_process(factory: Callable[[Any], Any], fact: Fact) -> Heard:
         return Heard(answer, witness.fact_sent("same-process"), problem and f"resuming and asking failed: {problem}")
 
 
-def new_process(factory: Callable[[Any], Any], spec: str | None, fact: Fact) -> Heard:
-    """Created, told and closed here; resumed and asked by a new process with a home of
-    its own, which imports the provider by ``spec``."""
+def new_process(factory: Callable[[Any], Any], spec: str | None, fact: Fact, compacted: bool = False) -> Heard:
+    """Created, told (and compacted) and closed here; resumed and asked by a new process
+    with a home of its own, which imports the provider by ``spec``."""
     if spec is None:
         return Heard(None, None, "a new process imports the provider by its MODULE:FACTORY, and none was given",
                      unsure=True)
     with _workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
-        problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a"))
+        problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a", compacted))
         if problem:
             return Heard(None, None, problem)
         try:
@@ -134,6 +149,30 @@ def new_process(factory: Callable[[Any], Any], spec: str | None, fact: Fact) -> 
         except TimeoutError as hung:
             return Heard(None, None, str(hung), unsure=True)
         return Heard(said, witness.fact_sent("new-process"), problem)
+
+
+def discovery(factory: Callable[[Any], Any], fact: Fact) -> Found:
+    """Created, told and closed here; then a runtime with a home of its own, on the same
+    provider, lists the sessions and asks for this one's metadata."""
+    with _workspace() as (folder, witness):
+        session_id = f"conform-{uuid.uuid4().hex[:12]}"
+        problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a"))
+        if problem:
+            return Found(False, False, problem)
+        return asyncio.run(_found(factory, session_id, witness.url, fact, folder / "home-b"))
+
+
+async def _found(factory: Callable[[Any], Any], session_id: str, witness_url: str, fact: Fact, home: Path) -> Found:
+    runtime = Runtime(str(ready_runtime()), str(home), provider(witness_url, "discovery", fact), fs_factory=factory)
+    try:
+        await runtime.start()
+        listed = [stored.session_id for stored in await runtime.list()]
+        metadata = await runtime.metadata(session_id)
+    except Exception as error:
+        return Found(False, False, f"listing or reading metadata failed: {type(error).__name__}: {error}")
+    finally:
+        await runtime.stop()
+    return Found(session_id in listed, metadata is not None)
 
 
 async def _resumed_elsewhere(spec: str, session_id: str, witness_url: str, fact: Fact,

@@ -14,14 +14,14 @@ from typing import Any, Callable
 
 from handoff.conform import persistence
 from handoff.conform.contract import ROWS, ContractRow
-from handoff.conform.persistence import Heard
+from handoff.conform.persistence import Found, Heard
 from handoff.fact import Fact
 from handoff.worker.sdk import session_fs_handler
 
 TOP = "/conform"  # every row works under it, in a session of its own, and removes it when done
 ROW_SECONDS = 30.0  # a row that takes longer is unknown: the provider hangs, or waits on something
-NOT_RUN = ("persistence after a kill mid-turn, with two resumers at once, and discovery through the provider; "
-           "the cost per op and per turn: not run by this version")
+NOT_RUN = ("persistence after a kill mid-turn and with two resumers at once; the session's other files on "
+           "resume; the cost per op and per turn: not run by this version")
 
 
 class Outcome:
@@ -63,7 +63,7 @@ class StandInSession:
 class PersistenceRow:
     name: str
     says: str
-    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard]  # (factory, its MODULE:FACTORY, fact)
+    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found]  # (factory, its MODULE:FACTORY, fact)
     required: bool = True
 
 
@@ -73,6 +73,12 @@ PERSISTENCE = (
                    lambda factory, spec, fact: persistence.same_process(factory, fact)),
     PersistenceRow("resume, new process", "resumed by a new process with a home of its own, the provider the one "
                    "thing the two share: the fact kept", persistence.new_process),
+    PersistenceRow("compaction, then new process", "compacted (its history replaced by the model's summary) before "
+                   "the close, then resumed by a new process with a home of its own: the fact kept in the summary",
+                   lambda factory, spec, fact: persistence.new_process(factory, spec, fact, compacted=True)),
+    PersistenceRow("discovery, new home", "a runtime with a home of its own, on the same provider, lists the "
+                   "session and reads its metadata", lambda factory, spec, fact: persistence.discovery(factory, fact),
+                   required=False),
 )
 
 
@@ -94,8 +100,10 @@ def _persisted(row: PersistenceRow, factory: Callable[[Any], Any], spec: str | N
     return Row(row.name, row.says, row.required, outcome, reason)
 
 
-def _judge(heard: Heard, fact: Fact, says: str) -> tuple[str, str]:
+def _judge(heard: Heard | Found, fact: Fact, says: str) -> tuple[str, str]:
     """As a run judges a question: the answer and the witness's record must agree."""
+    if isinstance(heard, Found):
+        return _judge_found(heard, says)
     if heard.problem:
         return (Outcome.UNKNOWN if heard.unsure else Outcome.FAIL), heard.problem
     named = fact.is_in(heard.answer)
@@ -106,6 +114,18 @@ def _judge(heard: Heard, fact: Fact, says: str) -> tuple[str, str]:
                               "got no history through the provider")
     return Outcome.UNKNOWN, (f"the answer {'names' if named else 'lacks'} the fact, and the model was "
                              f"{'sent it' if heard.fact_sent else 'not sent it' if heard.fact_sent is False else 'never asked'}")
+
+
+def _judge_found(found: Found, says: str) -> tuple[str, str]:
+    if found.problem:
+        return Outcome.FAIL, found.problem
+    if found.listed and found.metadata:
+        return Outcome.OK, says
+    missed = " and ".join(what for what, seen in (("list_sessions does not list it", found.listed),
+                                                   ("get_session_metadata returns None", found.metadata)) if not seen)
+    return Outcome.FAIL, (f"{missed}: a runtime finds sessions by an index in its own home, which does not go "
+                          f"through SessionFs; an app that lists sessions keeps a registry of its own (the resume "
+                          f"rows say whether it can still resume them)")
 
 
 async def _judged(factory: Callable[[Any], Any], rows: tuple[ContractRow, ...]) -> list[Row]:

@@ -99,6 +99,22 @@ def test_a_persistence_row_judges_the_answer_and_the_witness_together():
     assert _judge(Heard(None, None, "no MODULE:FACTORY", unsure=True), fact, "held")[0] == Outcome.UNKNOWN
 
 
+def test_the_discovery_row_holds_only_when_a_runtime_with_another_home_lists_it_and_reads_its_metadata():
+    from handoff.conform.persistence import Found
+    from handoff.conform.suite import PERSISTENCE, _judge
+    from handoff.fact import Fact
+
+    fact = Fact()
+    assert _judge(Found(True, True), fact, "held") == (Outcome.OK, "held")
+    for found, missed in ((Found(False, True), "list_sessions does not list it:"),
+                          (Found(True, False), "get_session_metadata returns None:"),
+                          (Found(False, False), "list_sessions does not list it and get_session_metadata returns")):
+        outcome, reason = _judge(found, fact, "held")
+        assert outcome == Outcome.FAIL and reason.startswith(missed) and "registry of its own" in reason, found
+    assert _judge(Found(False, False, "listing failed: boom"), fact, "held") == (Outcome.FAIL, "listing failed: boom")
+    assert [row.required for row in PERSISTENCE if row.name.startswith("discovery")] == [False]  # the runtime's, not the provider's
+
+
 def test_without_its_module_and_factory_the_new_process_row_is_unknown():
     from handoff.conform.persistence import new_process
     from handoff.fact import Fact
