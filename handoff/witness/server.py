@@ -283,8 +283,14 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length)
 
     def _skip_body(self) -> None:
-        """Leave a refused request's body unread, and the connection with it."""
+        """Leave a refused request's body unread, and the connection with it: what is left
+        of the body would otherwise be read as the connection's next request (runtime
+        1.0.78's ``POST /models/session`` then broke the ``GET /models`` after it)."""
         self.close_connection = True
+
+    def _no_route(self) -> None:
+        self._skip_body()
+        self._send_json(404, {"error": {"message": f"no route {urlsplit(self.path).path}"}})
 
     def _answer_call(self, answer: copilot_api.Answer, holder: copilot_api.Holder | None, kind: str | None,
                      body: bytes = b"") -> None:
@@ -295,7 +301,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         if not self._copilot_api():
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self._no_route()
 
     def do_GET(self) -> None:
         if self._copilot_api() or not self._from_the_run() or self._control() or not self._authorized():
@@ -307,13 +313,13 @@ class _Handler(BaseHTTPRequestHandler):
                 200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model", "owned_by": "handoff"}]}
             )
         else:
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self._no_route()
 
     def do_POST(self) -> None:
         if self._copilot_api() or not self._from_the_run() or self._control() or not self._authorized():
             return
         if self.path.rstrip("/") != "/v1/chat/completions":
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self._no_route()
             return
         if self._length() is None:
             self.close_connection = True
@@ -370,6 +376,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
+        if self.close_connection:  # so that the client does not send its next request on it
+            self.send_header("connection", "close")
         self.end_headers()
         self.wfile.write(data)
 

@@ -109,3 +109,27 @@ def test_a_run_s_witness_hears_no_one_without_the_run_s_token(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.mark.parametrize("method", ["POST", "DELETE", "GET"])
+def test_a_request_with_no_route_closes_its_connection_so_its_body_is_never_read_as_the_next(witness, method):
+    """Runtime 1.0.78 POSTs /models/session with a body, then GETs /models on the same
+    connection: a body left unread was parsed as the next request line (a 501), and the
+    model list never came."""
+    import socket
+
+    url, _ = witness
+    host, port = url.removeprefix("http://").split(":")
+    body = b'{"auto_mode":{"model_hints":["auto"]}}'
+    pipelined = (f"{method} /models/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: {len(body)}\r\n\r\n").encode() + body + b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(pipelined)
+        answered = b""
+        while chunk := connection.recv(65536):  # until the witness closes it
+            answered += chunk
+    head = answered.split(b"\r\n\r\n", 1)[0].decode().lower()
+    assert head.startswith("http/1.1 404") and "connection: close" in head, answered
+    assert answered.count(b"HTTP/1.") == 1, answered  # the body was never answered as a request
+    with urllib.request.urlopen(f"{url}/v1/models", timeout=10) as response:  # a new connection is served
+        assert json.loads(response.read())["data"][0]["id"]
