@@ -17,7 +17,6 @@ comes from the package metadata and the runtime it pins from its ``_cli_version.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import shutil
 import subprocess
@@ -65,12 +64,8 @@ def pinned_sdk(pyproject: Path = PROJECT_ROOT / "pyproject.toml") -> str | None:
 
 def sdk_pinned_runtime() -> str | None:
     """``CLI_VERSION`` from the installed SDK's ``copilot/_cli_version.py``, read as text."""
-    with contextlib.suppress(metadata.PackageNotFoundError, OSError, SyntaxError):
-        source = Path(metadata.distribution(SDK_DISTRIBUTION).locate_file("copilot/_cli_version.py")).read_text()
-        for node in ast.parse(source).body:
-            target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
-            if isinstance(target, ast.Name) and target.id == "CLI_VERSION" and isinstance(node.value, ast.Constant):
-                return node.value.value
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        return versions.runtime_pinned_by(Path(metadata.distribution(SDK_DISTRIBUTION).locate_file("copilot/_cli_version.py")))
     return None
 
 

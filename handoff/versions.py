@@ -18,6 +18,7 @@ and :func:`key` (through the guard).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import re
@@ -161,6 +162,24 @@ def sdk(version: str) -> SdkInstall:
     if not (SDK_VENVS / version / ".installed").is_file() or not python.exists():
         raise NotAvailable(f"SDK {version} is not installed: run `{INSTALL_COMMAND}`")
     return SdkInstall(version, python)
+
+
+def runtime_pinned_by(cli_version_file: Path) -> str | None:
+    """The runtime a Python SDK pins: ``CLI_VERSION`` in its ``copilot/_cli_version.py``,
+    read as text (never imported: it may be another SDK's)."""
+    with contextlib.suppress(OSError, SyntaxError, UnicodeDecodeError):
+        for node in ast.parse(cli_version_file.read_text(encoding="utf-8")).body:
+            target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+            if (isinstance(target, ast.Name) and target.id == "CLI_VERSION" and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)):
+                return node.value.value
+    return None
+
+
+def sdk_pinned_runtime(version: str) -> str | None:
+    """The runtime installed SDK ``version`` (of those in .state/sdks/) pins, or None."""
+    found = sorted((SDK_VENVS / version).glob("lib/python*/site-packages/copilot/_cli_version.py"))
+    return runtime_pinned_by(found[-1]) if found else None
 
 
 def _node_sdk(sdk_name: str) -> SdkInstall:

@@ -10,6 +10,7 @@ from handoff.app.execute import Executed, Say, keep
 from handoff.app.outputs import read_by_the_tool, write_html
 from handoff.lab.calls import created_by
 from handoff.lab.options import DEFAULT_HOME, LabOptions
+from handoff.lab.other_sdk import run_lab_on
 from handoff.lab.runner import run_lab
 from handoff.runs import store as runs
 from handoff.words import Command
@@ -28,10 +29,11 @@ def lab_options(backend: str, model: str | None, provider_url: str | None, api_k
 
 
 def run_and_keep(options: LabOptions, runs_dir: Path, html_path: Path | None, say: Say,
-                 note: Say) -> tuple[int, Executed | None]:
+                 note: Say, sdk: str | None = None) -> tuple[int, Executed | None]:
     """Run the lab (its exit code, see handoff/lab/runner.py) and keep its record, also
     when it fails part way; returns the code and the kept run (None: the runtime never
-    started, so nothing was recorded)."""
+    started, so nothing was recorded). ``sdk``: another Python SDK's interpreter runs the
+    lab's process (handoff/lab/other_sdk.py)."""
     kept: list[Executed] = []
 
     def keep_record(record) -> None:
@@ -39,6 +41,9 @@ def run_and_keep(options: LabOptions, runs_dir: Path, html_path: Path | None, sa
         if html_path is not None:
             write_html(html_path, record, kept[-1].judgement, note)
 
-    code = run_lab(options, say, note, keep=keep_record,
-                   creator=lambda session_id: created_by(session_id, runs.records(runs_dir, command=Command.LAB)))
+    if sdk is not None:
+        code = run_lab_on(sdk, options, say, note, runs_dir, keep_record)
+    else:
+        code = run_lab(options, say, note, keep=keep_record,
+                       creator=lambda session_id: created_by(session_id, runs.records(runs_dir, command=Command.LAB)))
     return code, kept[-1] if kept else None

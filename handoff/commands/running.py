@@ -128,6 +128,9 @@ def lab(
     show_calls: Annotated[bool, typer.Option(
         "--show-calls", help="Beside each turn, the SDK call that made it and the pid and host of the process that "
                              "called; with --resume, the process that created the session (from the stored runs).")] = False,
+    sdk: Annotated[Optional[str], typer.Option(
+        metavar="VERSION", help="Run the lab's process on another installed Python SDK (`make runtimes`), with the "
+                                "runtime that SDK pins: 1.0.9 is the lab's own (runtime 1.0.78).")] = None,
     html_path: HtmlOption = None,
     runs_dir: RunsDirOption = None,
 ) -> None:
@@ -141,7 +144,8 @@ def lab(
       handoff lab                                # offline: the witness, as the Copilot API
       handoff lab --backend copilot              # the GitHub Copilot service (a GitHub token)
       handoff lab --session-id analyst-demo      # then, as a second process:
-      handoff lab --resume analyst-demo"""
+      handoff lab --resume analyst-demo
+      handoff lab --sdk 1.0.9                    # the lab's own SDK, with its runtime 1.0.78"""
     from handoff.app.lab import lab_options, run_and_keep
     from handoff.lab.options import LabFailure
 
@@ -150,7 +154,7 @@ def lab(
         options = lab_options(backend, model, provider_url, api_key_env, fact, topic, home, html_path, runs_dir,
                               session_id=session_id, resume=resume, resume_most_recent=resume_most_recent,
                               third_turn=third_turn, show_calls=show_calls)
-        code, kept = run_and_keep(options, runs_dir, html_path, typer.echo, note)
+        code, kept = run_and_keep(options, runs_dir, html_path, typer.echo, note, sdk)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)
     except LabFailure as error:

@@ -16,7 +16,7 @@ two APIs apart by path (BYOK's are under ``/v1/``). Measured, request by request
   at once with 404, which the runtime takes as "no such server"; one held open would
   block the first turn for a minute.
 * ``/copilot_internal/…`` and ``/telemetry/…`` (the GitHub API): 404 at once, harmless.
-* Runtime 1.0.78 (SDK 1.0.9's, the lab's own) also ``POST``\s ``/models/session``
+* Runtime 1.0.78 (SDK 1.0.9's, the lab's own) also POSTs ``/models/session``
   (``{"auto_mode": {"model_hints": ["auto"]}}``) before ``GET /models``: answered 404 as
   any path the witness has no route for, which closes the connection (server.py), and
   the runtime goes on with the model it was given.

@@ -311,6 +311,65 @@ def test_interrupt_mid_turn_stops_everything(tmp_path, signal_number):
     assert stderr.strip() == "error: interrupted; the witness model and the runtime were stopped"
 
 
+# --- on the lab's own SDK and runtime --------------------------------------------------------
+
+LAB_SDK = "1.0.9"  # the seed's pyproject.toml pins it; it pins runtime 1.0.78
+
+
+def _lab_sdk_missing() -> str | None:
+    from handoff.errors import UserError
+    from handoff.lab.other_sdk import lab_process
+
+    try:
+        lab_process(LAB_SDK)
+    except UserError as missing:
+        return str(missing)
+    return None
+
+
+needs_lab_sdk = pytest.mark.skipif(_lab_sdk_missing() is not None, reason=f"{_lab_sdk_missing()} (make runtimes)")
+
+
+@needs_lab_sdk
+def test_the_lab_on_its_own_sdk_and_runtime_prints_its_transcript_and_is_stored_with_them(tmp_path):
+    runs = tmp_path / "runs"
+    done = lab(tmp_path / "home", "--sdk", LAB_SDK, "--runs-dir", str(runs))
+    assert done.returncode == 0, done.stderr
+    assert "On SDK 1.0.9 with runtime 1.0.78, the pair that SDK pins" in done.stderr
+    said = done.stdout.splitlines()
+    assert said[0] == "== Lab 05: sessions ==" and "--- Turn 2 (resumed session) ---" in said
+    assert Fact().is_in(said[said.index("--- Turn 2 (resumed session) ---") + 2])
+    listed = subprocess.run([sys.executable, "-m", "handoff", "runs", "--runs-dir", str(runs)], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "COLUMNS": "200"})
+    assert "1.0.9 / 1.0.78" in listed.stdout, listed.stdout
+
+
+@needs_lab_sdk
+@pytest.mark.parametrize("signal_number", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_the_lab_on_another_sdk_stops_its_process_and_all_it_started(tmp_path, signal_number):
+    with socket.socket() as silent:  # turn 1 waits on it, so the signal lands mid-turn
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        process = subprocess.Popen(
+            [sys.executable, "-m", "handoff", "lab", "--home", str(tmp_path), "--sdk", LAB_SDK, "--backend",
+             "openai-compatible", "--provider-url", url, "--model", "m"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, MARK: RUN_MARK},
+        )
+        try:
+            for line in process.stdout:
+                if line.startswith("You: "):
+                    break
+            running = " ".join(" ".join(p.cmdline()) for p in started_by_these_tests())
+            assert "handoff.lab.child" in running and "1.0.78" in running, running
+            process.send_signal(signal_number)  # to the tool alone: it stops its child
+            _, stderr = process.communicate(timeout=90)
+        finally:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert stderr.strip().endswith("error: interrupted; the witness model and the runtime were stopped"), stderr
+
+
 def test_a_secret_shaped_id_is_accepted_as_the_raw_sdk_would_but_never_printed(tmp_path):
     token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
     done = lab(tmp_path, "--session-id", token)

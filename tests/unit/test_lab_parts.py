@@ -137,3 +137,24 @@ def test_the_creating_process_is_found_in_the_stored_lab_runs(tmp_path):
     assert created_by("sdklabs-2", store.records(tmp_path)) is None
     here = Calls(WITNESS, pid=11, hostname="box")
     assert here.created_by(found).endswith("this resume is pid 11 on box: a different process")
+
+
+def test_the_options_reach_another_sdk_s_process_as_they_were_given(tmp_path):
+    from handoff.lab.other_sdk import decode_options, encode_options
+
+    given = LabOptions(Backend("openai-compatible", "m", "http://127.0.0.1:9/v1", "KEY_VAR"),
+                       Fact("Ünï 'quoted'", "colour"), tmp_path / "home", resume="sdklabs-0123456789abcdef",
+                       third_turn=True, show_calls=True)
+    assert decode_options(encode_options(given)) == given
+
+
+@pytest.mark.parametrize("version, says", [
+    ("9.9.9", "SDK 9.9.9 is not pinned by this project"),
+    ("1.0.25", "it is the project's own SDK: leave --sdk out"),
+])
+def test_an_sdk_the_lab_cannot_run_on_is_bad_input_naming_it(version, says):
+    from handoff.errors import UserError
+    from handoff.lab.other_sdk import lab_process
+
+    with pytest.raises(UserError, match=f"^--sdk {re.escape(version)}: {re.escape(says)}"):
+        lab_process(version)
