@@ -128,6 +128,9 @@ def lab(
     show_calls: Annotated[bool, typer.Option(
         "--show-calls", help="Beside each turn, the SDK call that made it and the pid and host of the process that "
                              "called; with --resume, the process that created the session (from the stored runs).")] = False,
+    resume_forms: Annotated[bool, typer.Option(
+        "--resume-forms", help="After the metadata, resume the session once by each of the lab's three "
+                               "resume_session call forms, as it writes them, ask, and say what each did.")] = False,
     sdk: Annotated[Optional[str], typer.Option(
         metavar="VERSION", help="Run the lab's process on another installed Python SDK (`make runtimes`), with the "
                                 "runtime that SDK pins: 1.0.9 is the lab's own (runtime 1.0.78).")] = None,
@@ -153,7 +156,7 @@ def lab(
         runs_dir = runs_dir or RUNS_DIR
         options = lab_options(backend, model, provider_url, api_key_env, fact, topic, home, html_path, runs_dir,
                               session_id=session_id, resume=resume, resume_most_recent=resume_most_recent,
-                              third_turn=third_turn, show_calls=show_calls)
+                              third_turn=third_turn, show_calls=show_calls, resume_forms=resume_forms)
         code, kept = run_and_keep(options, runs_dir, html_path, typer.echo, note, sdk)
     except UserError as error:
         raise fail(str(error), ExitCode.BAD_INPUT)

@@ -40,6 +40,7 @@ class LabOptions:
     resume_most_recent: bool = False  # only turn 2, on the newest stored session
     third_turn: bool = False  # the lab's exercise: resume again after the metadata
     show_calls: bool = False  # beside each turn, the SDK call that made it and the process that called
+    resume_forms: bool = False  # the lab's three resume_session call forms, each resumed and asked
 
     def check(self) -> None:
         """Reject contradictory or malformed options before anything starts."""

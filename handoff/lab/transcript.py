@@ -29,6 +29,13 @@ from handoff.witness.tags import TAG_HEADERS, request_tags
 from handoff.words import Action, HostKind, TurnKind
 
 STOP_TIMEOUT = 15.0
+# The lab's three resume_session call forms, each "valid" by its text: (as the lab writes
+# it, the keyword arguments after the id).
+RESUME_FORMS = (
+    ("resume_session(session_id)", {}),
+    ('resume_session(session_id, model="gpt-5")', {"model": "gpt-5"}),
+    ("resume_session(session_id, streaming=False)", {"streaming": False}),
+)
 
 
 class Lab:
@@ -44,6 +51,7 @@ class Lab:
         self.evidence_path = options.home / LOG_DIR / f"witness-evidence-{os.getpid()}.jsonl"
         self.calls = Calls(options.backend)
         self.creator: Callable[[str], Creator | None] = lambda session_id: None
+        self.listed: list[str] = []  # the models list_models offered (the Copilot API's path)
 
     def say(self, *lines: str) -> None:
         for line in lines:
@@ -82,7 +90,7 @@ class Lab:
             version = await self._sdk("start the runtime", self.runtime.start())
             self.recorder.ready(version, ms(started))
             if on_the_api:
-                listed = await self._sdk("list_models", self.runtime.models())
+                listed = self.listed = await self._sdk("list_models", self.runtime.models())
                 self.backend = msgspec.structs.replace(self.backend, model=pick_model(listed, self.backend.model))
                 self.recorder.backend = self.backend
                 self.calls = Calls(self.backend)
@@ -145,7 +153,50 @@ class Lab:
                                       shown=self.calls.resume(session_id))
             told_here = not (options.resume or options.resume_most_recent)
             recalled = await self._ask_and_close(session, turn=3, told_here=told_here) and recalled
+        if options.resume_forms:
+            recalled = await self._resume_forms(session_id) and recalled
         return 0 if recalled else 1
+
+    async def _resume_forms(self, session_id: str) -> bool:
+        """Each of the lab's resume_session forms as it writes it: resumed, asked, closed;
+        what each did, from the run: the answer, the model the request asked for, or the
+        SDK's or the runtime's refusal. True when each answer named the fact."""
+        told_here = not (self.options.resume or self.options.resume_most_recent)
+        recalled = True
+        for written, arguments in RESUME_FORMS:
+            self.say("", f"--- {written} ---")
+            try:
+                session = await self._sdk(written, self.runtime.resume_as_written(session_id, **arguments),
+                                          Action.RESUME)
+            except (UserError, LabFailure) as refused:
+                self.say(f"  refused: {refused}")
+                recalled = False
+                continue
+            turn = self.recorder.turns + 1
+            recalled = await self._ask_and_close(session, turn=turn, told_here=told_here) and recalled
+            self.say(*(f"  {line}" for line in self._asked_for(turn, arguments.get("model"))))
+        return recalled
+
+    def _asked_for(self, turn: int, named: str | None) -> tuple[str, ...]:
+        """Which model the turn's request asked for, as the witness received it, against
+        the one the form named (``named``) and the one the session was created with."""
+        from handoff.witness.evidence import read_evidence
+
+        seen = read_evidence(self.evidence_path) if self.evidence_path.is_file() else []
+        asked = next((e.model for e in reversed(seen) if e.turn == str(turn)), None)
+        if asked is None:
+            return ("what the request asked for was not seen (the witness records it, the service does not)",)
+        created = self.backend.model
+        whose = ", the one the session was created with" if asked == created else ""
+        if named is None and asked == created:
+            return (f"the request asked for model {asked}{whose}",)
+        if named is None:
+            return (f"the request asked for model {asked}, not the one the session was created with ({created}):",
+                    "the model an earlier resume named stayed with the session")
+        if named == asked:
+            return (f"the request asked for model {asked}, as the form named it",)
+        unlisted = f", which the service does not list ({', '.join(self.listed)})" if named not in self.listed else ""
+        return (f"the form named model {named}{unlisted};", f"the request asked for {asked}{whose}, and nothing said so")
 
     async def _most_recent(self) -> tuple[str, int]:
         stored = await self._sdk("list_sessions", self.runtime.list(), Action.LIST,

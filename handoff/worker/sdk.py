@@ -259,6 +259,12 @@ class Runtime:
             **self._options.arguments(),
         )
 
+    async def resume_as_written(self, session_id: str, **written: Any) -> CopilotSession:
+        """``resume_session`` called with ``written`` alone, as an app's source has it (the
+        lab's call forms); on BYOK with the provider too, which no resume goes without."""
+        given = {"provider": self._provider_config} if self._provider_config else {}
+        return await self._client.resume_session(session_id, **written, **given)
+
     async def send(self, session: CopilotSession, prompt: str, headers: dict[str, str],
                    timeout: float = TURN_TIMEOUT_SECONDS) -> str | None:
         """Send one turn and return the assistant's final text (None if it gave none)."""

@@ -311,6 +311,47 @@ def test_interrupt_mid_turn_stops_everything(tmp_path, signal_number):
     assert stderr.strip() == "error: interrupted; the witness model and the runtime were stopped"
 
 
+# --- the lab's resume_session call forms ---------------------------------------------------
+
+FORMS = ("resume_session(session_id)", 'resume_session(session_id, model="gpt-5")',
+         "resume_session(session_id, streaming=False)")
+# What each form did on the Copilot API's path: each answer named the fact, and the request
+# asked the session's own model, also where the form named one the service does not list.
+FORMS_ON_THE_API = {
+    FORMS[0]: "the request asked for model claude-haiku-4.5, the one the session was created with",
+    FORMS[1]: "the form named model gpt-5, which the service does not list (auto, claude-haiku-4.5, gpt-5-mini); "
+              "the request asked for claude-haiku-4.5, the one the session was created with, and nothing said so",
+    FORMS[2]: "the request asked for model claude-haiku-4.5, the one the session was created with",
+}
+
+
+def _forms(done: subprocess.CompletedProcess) -> dict[str, str]:
+    """Each form's heading -> what the lab said it did, once its answer named the fact."""
+    said, lines = {}, done.stdout.splitlines()
+    for form in FORMS:
+        at = lines.index(f"--- {form} ---")
+        assert lines[at + 1] == f"You: {Fact().question_prompt}" and Fact().is_in(lines[at + 2]), lines[at:at + 3]
+        said[form] = " ".join(line.strip() for line in lines[at + 3:at + 5] if line.startswith("  "))
+    return said
+
+
+def test_each_of_the_lab_s_resume_forms_resumes_and_says_which_model_the_request_asked_for(tmp_path):
+    done = lab(tmp_path / "home", "--resume-forms")
+    assert done.returncode == 0, done.stderr
+    assert _forms(done) == FORMS_ON_THE_API
+
+
+def test_on_byok_a_model_a_resume_names_is_asked_for_and_stays_with_the_session(tmp_path):
+    done = lab(tmp_path / "home", "--resume-forms", "--backend", "witness-byok")
+    assert done.returncode == 0, done.stderr
+    assert _forms(done) == {
+        FORMS[0]: "the request asked for model handoff-witness, the one the session was created with",
+        FORMS[1]: "the request asked for model gpt-5, as the form named it",
+        FORMS[2]: "the request asked for model gpt-5, not the one the session was created with (handoff-witness): "
+                  "the model an earlier resume named stayed with the session",
+    }
+
+
 # --- on the lab's own SDK and runtime --------------------------------------------------------
 
 LAB_SDK = "1.0.9"  # the seed's pyproject.toml pins it; it pins runtime 1.0.78
@@ -333,8 +374,9 @@ needs_lab_sdk = pytest.mark.skipif(_lab_sdk_missing() is not None, reason=f"{_la
 @needs_lab_sdk
 def test_the_lab_on_its_own_sdk_and_runtime_prints_its_transcript_and_is_stored_with_them(tmp_path):
     runs = tmp_path / "runs"
-    done = lab(tmp_path / "home", "--sdk", LAB_SDK, "--runs-dir", str(runs))
+    done = lab(tmp_path / "home", "--sdk", LAB_SDK, "--runs-dir", str(runs), "--resume-forms")
     assert done.returncode == 0, done.stderr
+    assert _forms(done) == FORMS_ON_THE_API, done.stdout
     assert "On SDK 1.0.9 with runtime 1.0.78, the pair that SDK pins" in done.stderr
     said = done.stdout.splitlines()
     assert said[0] == "== Lab 05: sessions ==" and "--- Turn 2 (resumed session) ---" in said
