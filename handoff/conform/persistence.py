@@ -3,8 +3,10 @@ told the fact and closed through the provider, then resumed and asked — in the
 process, and in a new process with a home of its own, so that the provider is the only
 thing the two share; the same after the session was compacted (its history replaced by
 the model's summary, the files rewritten); and whether a runtime with a home of its own
-finds the session at all (discovery). Each answer is judged as a run's are: it names the
-fact, and the witness model saw the fact in what it was sent.
+finds the session at all (discovery); and whether every file the runtime wrote through
+the provider (the event log, ``workspace.yaml``, the checkpoints' index, ...) reads back
+the same in a new process. Each answer is judged as a run's are: it names the fact, and
+the witness model saw the fact in what it was sent.
 
 The new process imports the provider itself, by its ``MODULE:FACTORY`` (as another
 server of the app would): ``python -m handoff.conform.resume``. It prints its answer as
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -34,7 +37,7 @@ from handoff.protocol import WITNESS_MODEL
 from handoff.witness.evidence import read_evidence
 from handoff.witness.server import make_server
 from handoff.witness.tags import request_tags
-from handoff.worker.sdk import Provider, Runtime
+from handoff.worker.sdk import Provider, Runtime, SessionFsProvider
 
 SCENARIO = "conform"
 PROCESS_SECONDS = 120.0  # a new process that takes longer is unknown: it hangs
@@ -46,6 +49,17 @@ class Found:
     listed: bool  # list_sessions lists it
     metadata: bool  # get_session_metadata returns something for it
     problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Copied:
+    """The session's files as the writing process reads them through the provider after
+    the close, and as a new process reads them through a provider of its own: path ->
+    SHA-256 of the content."""
+    written: dict[str, str]
+    read_elsewhere: dict[str, str]
+    problem: str | None = None
+    unsure: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,6 +165,99 @@ def new_process(factory: Callable[[Any], Any], spec: str | None, fact: Fact, com
         return Heard(said, witness.fact_sent("new-process"), problem)
 
 
+def files_elsewhere(factory: Callable[[Any], Any], spec: str | None, fact: Fact) -> Copied:
+    """Created, told and closed here, every file the runtime wrote through the provider
+    noted; each read back through the provider here and by a new process that imports it
+    by ``spec``."""
+    if spec is None:
+        return Copied({}, {}, "a new process imports the provider by its MODULE:FACTORY, and none was given",
+                      unsure=True)
+    with _workspace() as (folder, witness):
+        session_id = f"conform-{uuid.uuid4().hex[:12]}"
+        written: set[str] = set()
+        noted = lambda session: _Noting(factory(session), written)  # noqa: E731
+        problem = asyncio.run(tell(noted, session_id, witness.url, "tell", fact, folder / "home-a"))
+        if problem:
+            return Copied({}, {}, problem)
+        try:
+            here = asyncio.run(session_files(factory, session_id, sorted(written)))
+            said = asyncio.run(_in_a_new_process([spec, session_id, "--files", json.dumps(sorted(written))]))
+        except TimeoutError as hung:
+            return Copied({}, {}, str(hung), unsure=True)
+        except LookupError as unreadable:
+            return Copied({}, {}, f"what the runtime wrote could not be read back here: {unreadable}")
+        return Copied(here, said.get("files") or {}, said.get("problem"))
+
+
+async def session_files(factory: Callable[[Any], Any], session_id: str, paths: list[str]) -> dict[str, str]:
+    """Each of ``paths`` as a provider the factory makes for the session reads it through
+    the SDK's adapter: path -> SHA-256 of the content, or absent when it is not there.
+    LookupError: a read failed otherwise."""
+    from types import SimpleNamespace
+
+    from handoff.worker.sdk import FS_NOT_FOUND, session_fs_handler
+
+    handler = session_fs_handler(factory(SimpleNamespace(session_id=session_id)))
+    found: dict[str, str] = {}
+    for path in paths:
+        read = await handler.read_file(SimpleNamespace(path=path))
+        error = getattr(read, "error", None)
+        if error is not None and getattr(error.code, "value", error.code) == FS_NOT_FOUND:
+            continue
+        if error is not None:
+            raise LookupError(f"read_file({path}) failed: {error.message}")
+        found[path] = hashlib.sha256(read.content.encode()).hexdigest()
+    return found
+
+
+class _Noting(SessionFsProvider):
+    """The user's provider, passed every call, noting which files the runtime leaves
+    written: written or appended, less what it removed, moved where it renamed them."""
+
+    def __init__(self, inner: Any, written: set[str]):
+        self.inner = inner
+        self.written = written
+
+    def _under(self, path: str) -> set[str]:
+        return {noted for noted in self.written if noted == path or noted.startswith(path.rstrip("/") + "/")}
+
+    async def read_file(self, path: str) -> str:
+        return await self.inner.read_file(path)
+
+    async def write_file(self, path: str, content: str, mode: int | None = None) -> None:
+        await self.inner.write_file(path, content, mode)
+        self.written.add(path)
+
+    async def append_file(self, path: str, content: str, mode: int | None = None) -> None:
+        await self.inner.append_file(path, content, mode)
+        self.written.add(path)
+
+    async def exists(self, path: str) -> bool:
+        return await self.inner.exists(path)
+
+    async def stat(self, path: str) -> Any:
+        return await self.inner.stat(path)
+
+    async def mkdir(self, path: str, recursive: bool, mode: int | None = None) -> None:
+        await self.inner.mkdir(path, recursive, mode)
+
+    async def readdir(self, path: str) -> list[str]:
+        return await self.inner.readdir(path)
+
+    async def readdir_with_types(self, path: str) -> list[Any]:
+        return await self.inner.readdir_with_types(path)
+
+    async def rm(self, path: str, recursive: bool, force: bool) -> None:
+        await self.inner.rm(path, recursive, force)
+        self.written -= self._under(path)
+
+    async def rename(self, src: str, dest: str) -> None:
+        await self.inner.rename(src, dest)
+        moved = self._under(src)
+        self.written -= moved
+        self.written |= {dest.rstrip("/") + noted[len(src.rstrip("/")):] for noted in moved}
+
+
 def discovery(factory: Callable[[Any], Any], fact: Fact) -> Found:
     """Created, told and closed here; then a runtime with a home of its own, on the same
     provider, lists the sessions and asks for this one's metadata."""
@@ -177,7 +284,14 @@ async def _found(factory: Callable[[Any], Any], session_id: str, witness_url: st
 
 async def _resumed_elsewhere(spec: str, session_id: str, witness_url: str, fact: Fact,
                              home: Path) -> tuple[str | None, str | None]:
-    arguments = [spec, session_id, witness_url, fact.value, fact.topic, str(home)]
+    said = await _in_a_new_process([spec, session_id, witness_url, fact.value, fact.topic, str(home)])
+    return said.get("answer"), said.get("problem") and (f"a new process, with a home of its own, could not resume "
+                                                        f"it through the provider: {said['problem']}")
+
+
+async def _in_a_new_process(arguments: list[str]) -> dict[str, Any]:
+    """What ``python -m handoff.conform.resume ARGUMENTS`` printed as its last line (a
+    JSON object), or ``{"problem": ...}`` when it failed; TimeoutError when it hangs."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "handoff.conform.resume", *arguments, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": _python_path()})
@@ -190,10 +304,8 @@ async def _resumed_elsewhere(spec: str, session_id: str, witness_url: str, fact:
     lines = out.decode(errors="replace").strip().splitlines()
     if process.returncode != 0 or not lines:
         last = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-        return None, f"the new process failed (exit {process.returncode}): {last}"
-    said = json.loads(lines[-1])
-    return said.get("answer"), said.get("problem") and (f"a new process, with a home of its own, could not resume "
-                                                        f"it through the provider: {said['problem']}")
+        return {"problem": f"the new process failed (exit {process.returncode}): {last}"}
+    return json.loads(lines[-1])
 
 
 def _python_path() -> str:

@@ -14,14 +14,14 @@ from typing import Any, Callable
 
 from handoff.conform import persistence
 from handoff.conform.contract import ROWS, ContractRow
-from handoff.conform.persistence import Found, Heard
+from handoff.conform.persistence import Copied, Found, Heard
 from handoff.fact import Fact
 from handoff.worker.sdk import session_fs_handler
 
 TOP = "/conform"  # every row works under it, in a session of its own, and removes it when done
 ROW_SECONDS = 30.0  # a row that takes longer is unknown: the provider hangs, or waits on something
-NOT_RUN = ("persistence after a kill mid-turn and with two resumers at once; the session's other files on "
-           "resume; the cost per op and per turn: not run by this version")
+NOT_RUN = ("persistence after a kill mid-turn and with two resumers at once; the cost per op and per turn: not "
+           "run by this version")
 
 
 class Outcome:
@@ -63,7 +63,7 @@ class StandInSession:
 class PersistenceRow:
     name: str
     says: str
-    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found]  # (factory, its MODULE:FACTORY, fact)
+    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found | Copied]  # (factory, MODULE:FACTORY, fact)
     required: bool = True
 
 
@@ -76,6 +76,9 @@ PERSISTENCE = (
     PersistenceRow("compaction, then new process", "compacted (its history replaced by the model's summary) before "
                    "the close, then resumed by a new process with a home of its own: the fact kept in the summary",
                    lambda factory, spec, fact: persistence.new_process(factory, spec, fact, compacted=True)),
+    PersistenceRow("the session's files, new process", "every file the runtime wrote through it (the event log, "
+                   "workspace.yaml, the checkpoints' index, ...) reads back the same in a new process",
+                   persistence.files_elsewhere),
     PersistenceRow("discovery, new home", "a runtime with a home of its own, on the same provider, lists the "
                    "session and reads its metadata", lambda factory, spec, fact: persistence.discovery(factory, fact),
                    required=False),
@@ -100,10 +103,12 @@ def _persisted(row: PersistenceRow, factory: Callable[[Any], Any], spec: str | N
     return Row(row.name, row.says, row.required, outcome, reason)
 
 
-def _judge(heard: Heard | Found, fact: Fact, says: str) -> tuple[str, str]:
+def _judge(heard: Heard | Found | Copied, fact: Fact, says: str) -> tuple[str, str]:
     """As a run judges a question: the answer and the witness's record must agree."""
     if isinstance(heard, Found):
         return _judge_found(heard, says)
+    if isinstance(heard, Copied):
+        return _judge_copied(heard, says)
     if heard.problem:
         return (Outcome.UNKNOWN if heard.unsure else Outcome.FAIL), heard.problem
     named = fact.is_in(heard.answer)
@@ -114,6 +119,27 @@ def _judge(heard: Heard | Found, fact: Fact, says: str) -> tuple[str, str]:
                               "got no history through the provider")
     return Outcome.UNKNOWN, (f"the answer {'names' if named else 'lacks'} the fact, and the model was "
                              f"{'sent it' if heard.fact_sent else 'not sent it' if heard.fact_sent is False else 'never asked'}")
+
+
+def _judge_copied(copied: Copied, says: str) -> tuple[str, str]:
+    if copied.problem:
+        return (Outcome.UNKNOWN if copied.unsure else Outcome.FAIL), copied.problem
+    if not copied.written:
+        return Outcome.FAIL, "this process reads none of the files the runtime wrote through it back"
+    missing = sorted(set(copied.written) - set(copied.read_elsewhere))
+    changed = sorted(path for path in copied.written if path in copied.read_elsewhere
+                     and copied.read_elsewhere[path] != copied.written[path])
+    if missing or changed:
+        said = "; ".join(part for part in (missing and f"missing there: {_paths(missing)}",
+                                           changed and f"different there: {_paths(changed)}") if part)
+        return Outcome.FAIL, f"of the {len(copied.written)} files this process reads back, a new process finds {said}"
+    return Outcome.OK, f"{says}: {len(copied.written)} files ({_paths(sorted(copied.written))})"
+
+
+def _paths(paths: list[str], shown: int = 3) -> str:
+    """A few of ``paths`` by their last three parts, and how many more."""
+    names = [("/".join(path.rsplit("/", 3)[-3:])) for path in paths[:shown]]
+    return ", ".join(names) + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
 
 
 def _judge_found(found: Found, says: str) -> tuple[str, str]:

@@ -1,8 +1,9 @@
 """`handoff conform` on providers written outside the package, with the real runtime: a
 correct provider on files keeps every required row; one whose append overwrites fails the
 append row and every resume; a process-local one resumes in its own process and not in a
-new one, saying why; the project's PostgreSQL store keeps every required row. Exits 0, 1,
-1, 0. No provider makes a runtime with a home of its own find the session (discovery, an
+new one, saying why; one that keeps only the event log where another process finds it
+resumes everywhere and loses the session's other files; the project's PostgreSQL store
+keeps every required row. Exits 0, 1, 1, 1, 0. No provider makes a runtime with a home of its own find the session (discovery, an
 optional row): the runtime's index of sessions is in its home."""
 
 from __future__ import annotations
@@ -31,10 +32,13 @@ DISCOVERY = "discovery, new home (optional)"
 UNDISCOVERED = "list_sessions does not list it and get_session_metadata returns None"
 
 
+FILES = "the session's files, new process"
+
+
 def kept_every_required_row(code: int, rows: dict[str, str], said: str) -> None:
-    assert code == 0 and len(rows) == 17, said
+    assert code == 0 and len(rows) == 18, said
     assert {name for name, outcome in rows.items() if outcome != "ok"} == {DISCOVERY}, said
-    assert UNDISCOVERED in said and "16 of 16 required rows hold" in said
+    assert UNDISCOVERED in said and "17 of 17 required rows hold" in said
 
 
 def test_a_correct_provider_keeps_every_row(tmp_path):
@@ -48,6 +52,7 @@ def test_an_append_that_overwrites_fails_the_append_row_and_every_resume(tmp_pat
     assert code == 1, said
     assert {name for name, outcome in rows.items() if outcome != "ok"} == {
         "append appends", "resume, same process", "resume, new process", "compaction, then new process", DISCOVERY}, said
+    assert rows[FILES] == "ok"  # what it overwrote, it overwrote for every process alike
 
 
 def test_a_process_local_provider_resumes_in_its_process_only(tmp_path):
@@ -55,7 +60,13 @@ def test_a_process_local_provider_resumes_in_its_process_only(tmp_path):
     assert code == 1 and rows["resume, same process"] == "ok" and rows["resume, new process"] == "fail", said
     assert "a new process, with a home of its own, could not resume it through the provider" in said
     assert [name for name, outcome in rows.items() if outcome != "ok"] == [
-        "resume, new process", "compaction, then new process", DISCOVERY]
+        "resume, new process", "compaction, then new process", FILES, DISCOVERY]
+
+
+def test_a_provider_that_keeps_only_the_event_log_resumes_but_loses_the_session_s_other_files(tmp_path):
+    code, rows, said = conform("tests.e2e.providers.log_only_provider:factory", tmp_path)
+    assert code == 1 and [name for name, outcome in rows.items() if outcome != "ok"] == [FILES, DISCOVERY], said
+    assert "a new process finds missing there:" in said and "state/workspace.yaml" in said
 
 
 def test_the_project_s_postgresql_store_keeps_every_row(tmp_path, postgres_url):
