@@ -110,9 +110,11 @@ def test_a_torn_or_corrupt_line_is_dropped_without_a_word(faults, name):
 def test_a_kill_with_a_permission_request_pending_drops_the_call_and_the_tool_never_runs(faults):
     """The runtime asks the app's handler about the model's call of an asking tool; the
     kill lands there (the worker said holding inside the handler). The tool never ran:
-    the witness saw one request of A2 (the call) and no tool result; B's question is
-    answered from A's turn. Whether A2's resume reached the log before the kill races
-    the runtime's batched writes, so that is not asserted."""
+    the witness saw one request of A2 (the call) and no request carried the tool's answer;
+    B's question is answered from A's turn. Whether A2's resume and the model's call reached
+    the log before the kill races the runtime's batched writes, so that is not asserted:
+    when the call did, B's history holds it with whatever the runtime puts in place of an
+    answer that never came (seen once, on a loaded machine), never the tool's."""
     name = "fault-kill-inside-permission"
     steps = faults.steps(name)
     assert steps["A2"].holding.point == "inside-permission" and steps["A2"].finished is None
@@ -120,4 +122,5 @@ def test_a_kill_with_a_permission_request_pending_drops_the_call_and_the_tool_ne
     assert [e.reply_kind for e in seen] == ["tool-call"] and seen[0].tool_called == "lookup_favourite"
     [asked] = faults.asked(name)
     assert asked.verdict == Verdict.KEPT and asked.fact_in == ("user",)
-    assert not any(role == "tool" for e in faults.scenario(name).evidence for role, _ in e.conversation)
+    assert not any(role == "tool" and faults.fact.is_in(text)
+                   for e in faults.scenario(name).evidence for role, text in e.conversation)
