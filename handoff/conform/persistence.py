@@ -52,6 +52,18 @@ class Found:
 
 
 @dataclass(frozen=True)
+class Shared:
+    """What two runtimes, each with a home of its own, left in the session's log when both
+    resumed it through the provider and each took a turn while the other had it open."""
+    answered: int  # of the two questions
+    events: int
+    branch_points: int  # events that more than one later event names as parent: a fork
+    already_in_use: bool  # the second resume's event says the session was open elsewhere
+    kept_out: str | None = None  # the second's resume or turn failed: in whose words
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
 class Copied:
     """The session's files as the writing process reads them through the provider after
     the close, and as a new process reads them through a provider of its own: path ->
@@ -256,6 +268,54 @@ class _Noting(SessionFsProvider):
         moved = self._under(src)
         self.written -= moved
         self.written |= {dest.rstrip("/") + noted[len(src.rstrip("/")):] for noted in moved}
+
+
+def two_resumers(factory: Callable[[Any], Any], fact: Fact) -> Shared:
+    """Created, told and closed; then resumed by two runtimes at once, each with a home of
+    its own: the second asks while the first has the session open, then the first asks;
+    the log is read back through the provider."""
+    with _workspace() as (folder, witness):
+        session_id = f"conform-{uuid.uuid4().hex[:12]}"
+        problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a"))
+        if problem:
+            return Shared(0, 0, 0, False, problem=problem)
+        return asyncio.run(_both_write(factory, session_id, witness.url, fact, folder))
+
+
+async def _both_write(factory: Callable[[Any], Any], session_id: str, witness_url: str, fact: Fact,
+                      folder: Path) -> Shared:
+    from types import SimpleNamespace
+
+    from handoff.eventlog import parse_events, summarize
+    from handoff.worker.sdk import STATE_ROOT, session_fs_handler
+
+    first, second = (Runtime(str(ready_runtime()), str(folder / home), provider(witness_url, step, fact),
+                             fs_factory=factory) for home, step in (("home-b", "first"), ("home-c", "second")))
+    answered, kept_out = 0, None
+    try:
+        await first.start()
+        await second.start()
+        opened = await first.resume(session_id)
+        try:  # while the first has it open: a provider that keeps a second writer out refuses here
+            other = await second.resume(session_id)
+            answered += bool(await second.send(other, fact.question_prompt, {}))
+            await second.close(other)
+        except Exception as error:
+            kept_out = f"{type(error).__name__}: {error}"
+        answered += bool(await first.send(opened, fact.question_prompt, {}))
+        await first.close(opened)
+    except Exception as error:
+        return Shared(answered, 0, 0, False, kept_out, f"resuming and asking failed: {type(error).__name__}: {error}")
+    finally:
+        await first.stop()
+        await second.stop()
+    handler = session_fs_handler(factory(SimpleNamespace(session_id=session_id)))
+    read = await handler.read_file(SimpleNamespace(path=f"{STATE_ROOT}/events.jsonl"))
+    if getattr(read, "error", None) is not None:
+        return Shared(answered, 0, 0, False, kept_out, f"the log could not be read back: {read.error.message}")
+    summary = summarize(*parse_events(read.content.encode()))
+    return Shared(answered, summary.events, summary.branch_points, any(r.already_in_use for r in summary.resumes),
+                  kept_out)
 
 
 def discovery(factory: Callable[[Any], Any], fact: Fact) -> Found:

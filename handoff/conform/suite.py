@@ -14,14 +14,14 @@ from typing import Any, Callable
 
 from handoff.conform import persistence
 from handoff.conform.contract import ROWS, ContractRow
-from handoff.conform.persistence import Copied, Found, Heard
+from handoff.conform.persistence import Copied, Found, Heard, Shared
 from handoff.fact import Fact
 from handoff.worker.sdk import session_fs_handler
 
 TOP = "/conform"  # every row works under it, in a session of its own, and removes it when done
 ROW_SECONDS = 30.0  # a row that takes longer is unknown: the provider hangs, or waits on something
-NOT_RUN = ("persistence after a kill mid-turn and with two resumers at once; the cost per op and per turn: not "
-           "run by this version")
+NOT_RUN = ("persistence after a kill mid-turn; two resumers under the guard's lease; the cost per op and per "
+           "turn: not run by this version")
 
 
 class Outcome:
@@ -63,7 +63,7 @@ class StandInSession:
 class PersistenceRow:
     name: str
     says: str
-    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found | Copied]  # (factory, MODULE:FACTORY, fact)
+    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found | Copied | Shared]  # (factory, spec, fact)
     required: bool = True
 
 
@@ -79,6 +79,9 @@ PERSISTENCE = (
     PersistenceRow("the session's files, new process", "every file the runtime wrote through it (the event log, "
                    "workspace.yaml, the checkpoints' index, ...) reads back the same in a new process",
                    persistence.files_elsewhere),
+    PersistenceRow("two resumers at once", "two runtimes, each with a home of its own, resumed it at once and "
+                   "each asked: the log stayed one line of turns", lambda factory, spec, fact:
+                   persistence.two_resumers(factory, fact), required=False),
     PersistenceRow("discovery, new home", "a runtime with a home of its own, on the same provider, lists the "
                    "session and reads its metadata", lambda factory, spec, fact: persistence.discovery(factory, fact),
                    required=False),
@@ -103,10 +106,12 @@ def _persisted(row: PersistenceRow, factory: Callable[[Any], Any], spec: str | N
     return Row(row.name, row.says, row.required, outcome, reason)
 
 
-def _judge(heard: Heard | Found | Copied, fact: Fact, says: str) -> tuple[str, str]:
+def _judge(heard: Heard | Found | Copied | Shared, fact: Fact, says: str) -> tuple[str, str]:
     """As a run judges a question: the answer and the witness's record must agree."""
     if isinstance(heard, Found):
         return _judge_found(heard, says)
+    if isinstance(heard, Shared):
+        return _judge_shared(heard, says)
     if isinstance(heard, Copied):
         return _judge_copied(heard, says)
     if heard.problem:
@@ -119,6 +124,20 @@ def _judge(heard: Heard | Found | Copied, fact: Fact, says: str) -> tuple[str, s
                               "got no history through the provider")
     return Outcome.UNKNOWN, (f"the answer {'names' if named else 'lacks'} the fact, and the model was "
                              f"{'sent it' if heard.fact_sent else 'not sent it' if heard.fact_sent is False else 'never asked'}")
+
+
+def _judge_shared(shared: Shared, says: str) -> tuple[str, str]:
+    if shared.problem:
+        return Outcome.UNKNOWN, shared.problem
+    if shared.kept_out and not shared.branch_points:
+        return Outcome.OK, (f"the second writer was kept out ({shared.kept_out}), the first asked, and the log stayed "
+                            f"one line of turns ({shared.events} events)")
+    if not shared.branch_points:
+        return Outcome.OK, f"{says} ({shared.events} events)"
+    marked = ", and the second resume's event says alreadyInUse" if shared.already_in_use else ""
+    return Outcome.FAIL, (f"both wrote, and the log forks at {shared.branch_points} point(s){marked}: the provider lets "
+                          f"a second writer in, as a runtime's own home does; a single-writer lease (the guard's) or "
+                          f"a lock of the provider's must keep it out")
 
 
 def _judge_copied(copied: Copied, says: str) -> tuple[str, str]:

@@ -121,3 +121,20 @@ def test_without_its_module_and_factory_the_new_process_row_is_unknown():
 
     heard = new_process(files_provider.factory, None, Fact())
     assert heard.unsure and "none was given" in heard.problem
+
+
+def test_two_resumers_hold_only_when_the_log_stays_one_line_whoever_kept_the_second_out():
+    from handoff.conform.persistence import Shared
+    from handoff.conform.suite import PERSISTENCE, _judge
+    from handoff.fact import Fact
+
+    fact = Fact()
+    assert _judge(Shared(2, 20, 0, False), fact, "held") == (Outcome.OK, "held (20 events)")
+    outcome, reason = _judge(Shared(1, 14, 0, False, kept_out="RuntimeError: locked"), fact, "held")
+    assert outcome == Outcome.OK and "the second writer was kept out (RuntimeError: locked)" in reason
+    outcome, reason = _judge(Shared(2, 20, 1, True), fact, "held")
+    assert outcome == Outcome.FAIL and "the log forks at 1 point(s), and the second resume's event says alreadyInUse" \
+        in reason
+    assert _judge(Shared(1, 14, 1, False, kept_out="late"), fact, "held")[0] == Outcome.FAIL  # refused, yet forked
+    assert _judge(Shared(0, 0, 0, False, problem="boom"), fact, "held") == (Outcome.UNKNOWN, "boom")
+    assert [row.required for row in PERSISTENCE if row.name == "two resumers at once"] == [False]
