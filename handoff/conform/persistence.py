@@ -41,6 +41,8 @@ from handoff.worker.sdk import Provider, Runtime, SessionFsProvider
 
 SCENARIO = "conform"
 PROCESS_SECONDS = 120.0  # a new process that takes longer is unknown: it hangs
+HOLD_SECONDS = 60.0  # a question that has not reached the model by then is not coming
+STOP_SECONDS = 10.0  # stopping a client whose runtime was killed may never answer
 
 
 @dataclass(frozen=True)
@@ -318,6 +320,53 @@ async def _both_write(factory: Callable[[Any], Any], session_id: str, witness_ur
                   kept_out)
 
 
+def killed_mid_turn(factory: Callable[[Any], Any], fact: Fact) -> Heard:
+    """Created, told and closed; then resumed by a writer whose runtime is killed with
+    SIGKILL while the model is answering its question (the witness holds the answer, so
+    the kill lands inside the turn); then resumed by a runtime with a home of its own,
+    which asks again: turn 1 must be there, whatever the killed turn left."""
+    with _workspace() as (folder, witness):
+        session_id = f"conform-{uuid.uuid4().hex[:12]}"
+        problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a"))
+        if problem:
+            return Heard(None, None, problem)
+        problem = asyncio.run(_killed_while_asking(factory, session_id, witness, fact, folder / "home-b"))
+        if problem:
+            return Heard(None, None, problem, unsure=True)
+        answer, problem = asyncio.run(ask(factory, session_id, witness.url, "after-kill", fact, folder / "home-c"))
+        return Heard(answer, witness.fact_sent("after-kill"),
+                     problem and f"after the writer was killed mid-turn, resuming and asking failed: {problem}")
+
+
+async def _killed_while_asking(factory: Callable[[Any], Any], session_id: str, witness: Witness, fact: Fact,
+                               home: Path) -> str | None:
+    """What kept the kill from landing inside the turn (the suite's problem), or None."""
+    held = (SCENARIO, "killed", None)  # the witness's key for the writer's requests: no turn header
+    holds = witness.server.RequestHandlerClass.holds
+    holds.want(held)
+    before = descendant_pids()
+    runtime = Runtime(str(ready_runtime()), str(home), provider(witness.url, "killed", fact), fs_factory=factory)
+    asking = None
+    try:
+        await runtime.start()
+        session = await runtime.resume(session_id)
+        asking = asyncio.ensure_future(runtime.send(session, fact.question_prompt, {}))
+        if not await asyncio.to_thread(holds.wait_held, held, HOLD_SECONDS):
+            return f"the writer's question did not reach the model within {HOLD_SECONDS:.0f} s"
+        kill_descendants_since(before)  # the runtime, and all it started: SIGKILL
+        return None
+    except Exception as error:
+        return f"the writer failed before the kill: {type(error).__name__}: {error}"
+    finally:
+        holds.release(held)
+        if asking is not None:
+            asking.cancel()
+            with contextlib.suppress(BaseException):
+                await asking
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(runtime.stop(), STOP_SECONDS)
+
+
 def discovery(factory: Callable[[Any], Any], fact: Fact) -> Found:
     """Created, told and closed here; then a runtime with a home of its own, on the same
     provider, lists the sessions and asks for this one's metadata."""
@@ -398,12 +447,18 @@ class _workspace:
 
 @contextlib.contextmanager
 def quiet_sdk_logs() -> Iterator[None]:
+    """The SDK's and asyncio's records, their loggers' children's too (a runtime killed on
+    purpose makes the SDK log its broken pipe), kept from the terminal: the row says what
+    failed."""
     loggers = [logging.getLogger(name) for name in ("copilot", "asyncio")]
-    saved = [logger.disabled for logger in loggers]
+    saved = [(logger.disabled, logger.propagate) for logger in loggers]
+    kept_out = logging.NullHandler()  # a child's record stops here, and never reaches the last-resort handler
     for logger in loggers:
-        logger.disabled = True
+        logger.disabled, logger.propagate = True, False
+        logger.addHandler(kept_out)
     try:
         yield
     finally:
-        for logger, was in zip(loggers, saved):
-            logger.disabled = was
+        for logger, (disabled, propagate) in zip(loggers, saved):
+            logger.disabled, logger.propagate = disabled, propagate
+            logger.removeHandler(kept_out)

@@ -20,8 +20,8 @@ from handoff.worker.sdk import session_fs_handler
 
 TOP = "/conform"  # every row works under it, in a session of its own, and removes it when done
 ROW_SECONDS = 30.0  # a row that takes longer is unknown: the provider hangs, or waits on something
-NOT_RUN = ("persistence after a kill mid-turn; two resumers under the guard's lease; the cost per op and per "
-           "turn: not run by this version")
+NOT_RUN = ("two resumers under the guard's lease; a kill inside a write; the cost per op and per turn: not run "
+           "by this version")
 
 
 class Outcome:
@@ -76,6 +76,9 @@ PERSISTENCE = (
     PersistenceRow("compaction, then new process", "compacted (its history replaced by the model's summary) before "
                    "the close, then resumed by a new process with a home of its own: the fact kept in the summary",
                    lambda factory, spec, fact: persistence.new_process(factory, spec, fact, compacted=True)),
+    PersistenceRow("resume after a kill mid-turn", "the writer's runtime killed with SIGKILL while the model answered "
+                   "its question; a runtime with a home of its own resumes it and asks: turn 1 kept",
+                   lambda factory, spec, fact: persistence.killed_mid_turn(factory, fact)),
     PersistenceRow("the session's files, new process", "every file the runtime wrote through it (the event log, "
                    "workspace.yaml, the checkpoints' index, ...) reads back the same in a new process",
                    persistence.files_elsewhere),

@@ -16,6 +16,7 @@ import hmac
 import json
 import re
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -466,10 +467,20 @@ def make_server(host: str, port: int, evidence_path: Path | None, api_key: str |
                                                    "issuing": threading.Lock(),
                                                    "tally": Tally()})
     host = host.removeprefix("[").removesuffix("]")  # an IPv6 address as a URL writes it
-    server = type("WitnessServer", (ThreadingHTTPServer,), {"address_family": _family(host)})((host, port), handler)
+    server = type("WitnessServer", (ThreadingHTTPServer,), {"address_family": _family(host),
+                                                             "handle_error": _handle_error})((host, port), handler)
     server.daemon_threads = True
     server.tally = handler.tally  # type: ignore[attr-defined]
     return server
+
+
+def _handle_error(server: ThreadingHTTPServer, request: Any, client_address: Any) -> None:
+    """A client gone before its answer was written (a runtime killed while its answer was
+    held, as a fault mid-turn does) is no error of the witness's; anything else is, and is
+    reported as the standard library reports it."""
+    if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+        return
+    ThreadingHTTPServer.handle_error(server, request, client_address)
 
 
 def _family(host: str) -> socket.AddressFamily:
