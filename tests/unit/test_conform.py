@@ -138,3 +138,13 @@ def test_two_resumers_hold_only_when_the_log_stays_one_line_whoever_kept_the_sec
     assert _judge(Shared(1, 14, 1, False, kept_out="late"), fact, "held")[0] == Outcome.FAIL  # refused, yet forked
     assert _judge(Shared(0, 0, 0, False, problem="boom"), fact, "held") == (Outcome.UNKNOWN, "boom")
     assert [row.required for row in PERSISTENCE if row.name == "two resumers at once"] == [False]
+
+
+def test_a_team_s_test_asserts_the_contract_in_one_call_and_is_told_each_row_that_fails():
+    from handoff.conform.testing import assert_conforms
+
+    assert assert_conforms(files_provider.factory, runtime=False).passed_required()
+    with pytest.raises(AssertionError, match=r"does not keep the contract: append appends: fail \(") as failed:
+        assert_conforms(overwriting_provider.factory, runtime=False)
+    assert str(failed.value).count(": fail (") == 1  # that row alone
+
