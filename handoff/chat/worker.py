@@ -194,7 +194,6 @@ class BrowserInterpreter(Interpreter):
         if Hold(FaultPoint.AFTER_TURN, self.turns) in self.spec.holds:  # where the server is killed between turns
             await self.holds.wait(FaultPoint.AFTER_TURN, self.turns, self.session_id)
 
-
     def _answered_in(self) -> str | None:
         """The session the turn just taken was in."""
         return self.session_id
@@ -208,7 +207,8 @@ class DemoPageInterpreter(BrowserInterpreter):
     async def _create(self) -> None:
         page = await self._open()
         await page.click("#new")
-        await page.wait_for_selector("#messages[data-shown='0']", state="attached")  # empty: no size to be visible
+        # shown again (empty: no size to be visible) once the server has started the new chat
+        await page.wait_for_selector("#messages[data-shown='0']", state="attached")
         self.session_id = self._answered_in()
         self.session = self.session_id
 
