@@ -33,7 +33,7 @@ def _call(**params: Any) -> SimpleNamespace:
     return SimpleNamespace(**params)
 
 
-def _error(result: Any) -> Any:
+def adapter_error(result: Any) -> Any:
     """The error of an adapter result: a SessionFSError, None, or a result's ``error``."""
     if result is None:
         return None
@@ -41,7 +41,7 @@ def _error(result: Any) -> Any:
 
 
 def _code(result: Any) -> str | None:
-    error = _error(result)
+    error = adapter_error(result)
     if error is None:
         return None
     code = getattr(error, "code", None)
@@ -49,15 +49,15 @@ def _code(result: Any) -> str | None:
 
 
 async def _write(fs: Any, path: str, content: str) -> str | None:
-    failed = _error(await fs.write_file(_call(path=path, content=content, mode=None)))
+    failed = adapter_error(await fs.write_file(_call(path=path, content=content, mode=None)))
     return None if failed is None else f"write_file({path}) failed: {getattr(failed, 'message', failed)}"
 
 
 async def _read(fs: Any, path: str) -> tuple[str | None, str | None]:
     """(content, what went wrong)."""
     result = await fs.read_file(_call(path=path))
-    if _error(result) is not None:
-        return None, f"read_file({path}) failed: {getattr(_error(result), 'message', '')}"
+    if adapter_error(result) is not None:
+        return None, f"read_file({path}) failed: {getattr(adapter_error(result), 'message', '')}"
     return result.content, None
 
 
@@ -93,7 +93,7 @@ async def appends(fs: Any, root: str) -> str | None:
     if problem := await _write(fs, path, "first\n"):
         return problem
     for line in ("second\n", "third\n"):
-        failed = _error(await fs.append_file(_call(path=path, content=line, mode=None)))
+        failed = adapter_error(await fs.append_file(_call(path=path, content=line, mode=None)))
         if failed is not None:
             return f"append_file({path}) failed: {getattr(failed, 'message', failed)}"
     read, problem = await _read(fs, path)
@@ -103,7 +103,7 @@ async def appends(fs: Any, root: str) -> str | None:
 
 async def append_creates(fs: Any, root: str) -> str | None:
     path = f"{root}/new/events.jsonl"
-    failed = _error(await fs.append_file(_call(path=path, content="only\n", mode=None)))
+    failed = adapter_error(await fs.append_file(_call(path=path, content="only\n", mode=None)))
     if failed is not None:
         return f"append_file to a new file (its directory new too) failed: {getattr(failed, 'message', failed)}"
     read, problem = await _read(fs, path)
@@ -134,11 +134,11 @@ async def missing_is_enoent(fs: Any, root: str) -> str | None:
 
 async def mkdir(fs: Any, root: str) -> str | None:
     deep = f"{root}/a/b/c"
-    failed = _error(await fs.mkdir(_call(path=deep, recursive=True, mode=None)))
+    failed = adapter_error(await fs.mkdir(_call(path=deep, recursive=True, mode=None)))
     if failed is not None:
         return f"mkdir(recursive) failed: {getattr(failed, 'message', failed)}"
     stat = await fs.stat(_call(path=deep))
-    if _error(stat) is not None or not stat.is_directory:
+    if adapter_error(stat) is not None or not stat.is_directory:
         return "a directory made with mkdir(recursive) is not a directory to stat"
     orphan = _code(await fs.mkdir(_call(path=f"{root}/x/y", recursive=False, mode=None)))
     if orphan is None:
@@ -149,12 +149,12 @@ async def mkdir(fs: Any, root: str) -> str | None:
 async def listing(fs: Any, root: str) -> str | None:
     if problem := await _write(fs, f"{root}/one.txt", "1"):
         return problem
-    failed = _error(await fs.mkdir(_call(path=f"{root}/sub", recursive=True, mode=None)))
+    failed = adapter_error(await fs.mkdir(_call(path=f"{root}/sub", recursive=True, mode=None)))
     if failed is not None:
         return f"mkdir failed: {getattr(failed, 'message', failed)}"
     names = await fs.readdir(_call(path=root))
     typed = await fs.readdir_with_types(_call(path=root))
-    if _error(names) is not None or _error(typed) is not None:
+    if adapter_error(names) is not None or adapter_error(typed) is not None:
         return "readdir or readdir_with_types failed on a directory with a file and a directory"
     listed = sorted(names.entries)
     types = {entry.name: getattr(entry.type, "value", entry.type) for entry in typed.entries}
@@ -171,14 +171,14 @@ async def removal(fs: Any, root: str) -> str | None:
     if problem := await _write(fs, f"{root}/lone.txt", "x"):
         return problem
     for path, recursive in ((f"{root}/lone.txt", False), (f"{root}/tree", True)):
-        failed = _error(await fs.rm(_call(path=path, recursive=recursive, force=False)))
+        failed = adapter_error(await fs.rm(_call(path=path, recursive=recursive, force=False)))
         if failed is not None:
             return f"rm({path}, recursive={recursive}) failed: {getattr(failed, 'message', failed)}"
         if getattr(await fs.exists(_call(path=path)), "exists", True):
             return f"{path} still exists after rm"
     if getattr(await fs.exists(_call(path=f"{root}/tree/leaf/file.txt")), "exists", True):
         return "a file under a directory removed recursively still exists"
-    forced = _error(await fs.rm(_call(path=f"{root}/never", recursive=False, force=True)))
+    forced = adapter_error(await fs.rm(_call(path=f"{root}/never", recursive=False, force=True)))
     return None if forced is None else "rm(force=True) of a missing path failed: force means no error"
 
 
@@ -188,7 +188,7 @@ async def renaming(fs: Any, root: str) -> str | None:
     if problem := await _write(fs, f"{root}/dir/inner.txt", "inside"):
         return problem
     for src, dest in ((f"{root}/old.txt", f"{root}/new.txt"), (f"{root}/dir", f"{root}/moved-dir")):
-        failed = _error(await fs.rename(_call(src=src, dest=dest)))
+        failed = adapter_error(await fs.rename(_call(src=src, dest=dest)))
         if failed is not None:
             return f"rename({src} → {dest}) failed: {getattr(failed, 'message', failed)}"
         if getattr(await fs.exists(_call(path=src)), "exists", True):
@@ -205,7 +205,7 @@ async def stat_sizes(fs: Any, root: str) -> str | None:
     if problem := await _write(fs, path, MULTI_BYTE):
         return problem
     stat = await fs.stat(_call(path=path))
-    if _error(stat) is not None:
+    if adapter_error(stat) is not None:
         return "stat of a written file failed"
     size = len(MULTI_BYTE.encode())
     if (stat.is_file, stat.is_directory, stat.size) != (True, False, size):

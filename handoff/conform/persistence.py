@@ -151,7 +151,7 @@ async def ask(factory: Callable[[Any], Any], session_id: str, witness_url: str, 
 
 def same_process(factory: Callable[[Any], Any], fact: Fact) -> Heard:
     """Created, told, closed, then resumed and asked in this process, on one home."""
-    with _workspace() as (folder, witness):
+    with workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
         home = folder / "home"
         problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, home))
@@ -167,7 +167,7 @@ def new_process(factory: Callable[[Any], Any], spec: str | None, fact: Fact, com
     if spec is None:
         return Heard(None, None, "a new process imports the provider by its MODULE:FACTORY, and none was given",
                      unsure=True)
-    with _workspace() as (folder, witness):
+    with workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
         problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a", compacted))
         if problem:
@@ -186,7 +186,7 @@ def files_elsewhere(factory: Callable[[Any], Any], spec: str | None, fact: Fact)
     if spec is None:
         return Copied({}, {}, "a new process imports the provider by its MODULE:FACTORY, and none was given",
                       unsure=True)
-    with _workspace() as (folder, witness):
+    with workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
         written: set[str] = set()
         noted = lambda session: _Noting(factory(session), written)  # noqa: E731
@@ -224,59 +224,90 @@ async def session_files(factory: Callable[[Any], Any], session_id: str, paths: l
     return found
 
 
-class _Noting(SessionFsProvider):
-    """The user's provider, passed every call, noting which files the runtime leaves
-    written: written or appended, less what it removed, moved where it renamed them."""
+class Passing(SessionFsProvider):
+    """The user's provider, passed every call; :meth:`saw` is told of each call that
+    returned, with its arguments (what a wrapper notes, the provider itself unchanged)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def saw(self, op: str, *args: Any) -> None:
+        """A call the provider answered: ``op`` is its method, ``args`` what it was given."""
+
+    async def read_file(self, path: str) -> str:
+        content = await self.inner.read_file(path)
+        self.saw("read_file", path)
+        return content
+
+    async def write_file(self, path: str, content: str, mode: int | None = None) -> None:
+        await self.inner.write_file(path, content, mode)
+        self.saw("write_file", path, content)
+
+    async def append_file(self, path: str, content: str, mode: int | None = None) -> None:
+        await self.inner.append_file(path, content, mode)
+        self.saw("append_file", path, content)
+
+    async def exists(self, path: str) -> bool:
+        found = await self.inner.exists(path)
+        self.saw("exists", path)
+        return found
+
+    async def stat(self, path: str) -> Any:
+        found = await self.inner.stat(path)
+        self.saw("stat", path)
+        return found
+
+    async def mkdir(self, path: str, recursive: bool, mode: int | None = None) -> None:
+        await self.inner.mkdir(path, recursive, mode)
+        self.saw("mkdir", path, recursive)
+
+    async def readdir(self, path: str) -> list[str]:
+        found = await self.inner.readdir(path)
+        self.saw("readdir", path)
+        return found
+
+    async def readdir_with_types(self, path: str) -> list[Any]:
+        found = await self.inner.readdir_with_types(path)
+        self.saw("readdir_with_types", path)
+        return found
+
+    async def rm(self, path: str, recursive: bool, force: bool) -> None:
+        await self.inner.rm(path, recursive, force)
+        self.saw("rm", path, recursive, force)
+
+    async def rename(self, src: str, dest: str) -> None:
+        await self.inner.rename(src, dest)
+        self.saw("rename", src, dest)
+
+
+class _Noting(Passing):
+    """Notes which files the runtime leaves written: written or appended, less what it
+    removed, moved where it renamed them."""
 
     def __init__(self, inner: Any, written: set[str]):
-        self.inner = inner
+        super().__init__(inner)
         self.written = written
 
     def _under(self, path: str) -> set[str]:
         return {noted for noted in self.written if noted == path or noted.startswith(path.rstrip("/") + "/")}
 
-    async def read_file(self, path: str) -> str:
-        return await self.inner.read_file(path)
-
-    async def write_file(self, path: str, content: str, mode: int | None = None) -> None:
-        await self.inner.write_file(path, content, mode)
-        self.written.add(path)
-
-    async def append_file(self, path: str, content: str, mode: int | None = None) -> None:
-        await self.inner.append_file(path, content, mode)
-        self.written.add(path)
-
-    async def exists(self, path: str) -> bool:
-        return await self.inner.exists(path)
-
-    async def stat(self, path: str) -> Any:
-        return await self.inner.stat(path)
-
-    async def mkdir(self, path: str, recursive: bool, mode: int | None = None) -> None:
-        await self.inner.mkdir(path, recursive, mode)
-
-    async def readdir(self, path: str) -> list[str]:
-        return await self.inner.readdir(path)
-
-    async def readdir_with_types(self, path: str) -> list[Any]:
-        return await self.inner.readdir_with_types(path)
-
-    async def rm(self, path: str, recursive: bool, force: bool) -> None:
-        await self.inner.rm(path, recursive, force)
-        self.written -= self._under(path)
-
-    async def rename(self, src: str, dest: str) -> None:
-        await self.inner.rename(src, dest)
-        moved = self._under(src)
-        self.written -= moved
-        self.written |= {dest.rstrip("/") + noted[len(src.rstrip("/")):] for noted in moved}
+    def saw(self, op: str, *args: Any) -> None:
+        if op in ("write_file", "append_file"):
+            self.written.add(args[0])
+        elif op == "rm":
+            self.written -= self._under(args[0])
+        elif op == "rename":
+            src, dest = args
+            moved = self._under(src)
+            self.written -= moved
+            self.written |= {dest.rstrip("/") + noted[len(src.rstrip("/")):] for noted in moved}
 
 
 def two_resumers(factory: Callable[[Any], Any], fact: Fact) -> Shared:
     """Created, told and closed; then resumed by two runtimes at once, each with a home of
     its own: the second asks while the first has the session open, then the first asks;
     the log is read back through the provider."""
-    with _workspace() as (folder, witness):
+    with workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
         problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a"))
         if problem:
@@ -325,7 +356,7 @@ def killed_mid_turn(factory: Callable[[Any], Any], fact: Fact) -> Heard:
     SIGKILL while the model is answering its question (the witness holds the answer, so
     the kill lands inside the turn); then resumed by a runtime with a home of its own,
     which asks again: turn 1 must be there, whatever the killed turn left."""
-    with _workspace() as (folder, witness):
+    with workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
         problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a"))
         if problem:
@@ -370,7 +401,7 @@ async def _killed_while_asking(factory: Callable[[Any], Any], session_id: str, w
 def discovery(factory: Callable[[Any], Any], fact: Fact) -> Found:
     """Created, told and closed here; then a runtime with a home of its own, on the same
     provider, lists the sessions and asks for this one's metadata."""
-    with _workspace() as (folder, witness):
+    with workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
         problem = asyncio.run(tell(factory, session_id, witness.url, "tell", fact, folder / "home-a"))
         if problem:
@@ -423,7 +454,7 @@ def _python_path() -> str:
     return os.pathsep.join([os.getcwd(), *[path for path in sys.path if path]])
 
 
-class _workspace:
+class workspace:
     """A folder for the homes and the witness, removed afterwards with every process the
     runtime left (should its stop have failed). The SDK's own log records of a failed call
     (a traceback each) are kept from the terminal: the row says what failed."""

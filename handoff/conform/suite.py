@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from handoff.conform import persistence
+from handoff.conform import cost, persistence
 from handoff.conform.contract import ROWS, ContractRow
+from handoff.conform.cost import Cost
 from handoff.conform.persistence import Copied, Found, Heard, Shared
 from handoff.fact import Fact
 from handoff.worker.sdk import session_fs_handler
 
 TOP = "/conform"  # every row works under it, in a session of its own, and removes it when done
 ROW_SECONDS = 30.0  # a row that takes longer is unknown: the provider hangs, or waits on something
-NOT_RUN = ("two resumers under the guard's lease; a kill inside a write; the cost per op and per turn: not run "
-           "by this version")
+NOT_RUN = "two resumers under the guard's lease; a kill inside a write: not run by this version"
 
 
 class Outcome:
@@ -63,7 +63,7 @@ class StandInSession:
 class PersistenceRow:
     name: str
     says: str
-    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found | Copied | Shared]  # (factory, spec, fact)
+    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found | Copied | Shared | Cost]  # (factory, spec, fact)
     required: bool = True
 
 
@@ -85,6 +85,9 @@ PERSISTENCE = (
     PersistenceRow("two resumers at once", "two runtimes, each with a home of its own, resumed it at once and "
                    "each asked: the log stayed one line of turns", lambda factory, spec, fact:
                    persistence.two_resumers(factory, fact), required=False),
+    PersistenceRow(f"cost, {cost.TURNS[0]} and {cost.TURNS[-1]} turns", f"a real turn's calls played to "
+                   f"{cost.TURNS[-1]} turns: every file reads back as written",
+                   lambda factory, spec, fact: cost.cost(factory, fact)),
     PersistenceRow("discovery, new home", "a runtime with a home of its own, on the same provider, lists the "
                    "session and reads its metadata", lambda factory, spec, fact: persistence.discovery(factory, fact),
                    required=False),
@@ -109,8 +112,10 @@ def _persisted(row: PersistenceRow, factory: Callable[[Any], Any], spec: str | N
     return Row(row.name, row.says, row.required, outcome, reason)
 
 
-def _judge(heard: Heard | Found | Copied | Shared, fact: Fact, says: str) -> tuple[str, str]:
+def _judge(heard: Heard | Found | Copied | Shared | Cost, fact: Fact, says: str) -> tuple[str, str]:
     """As a run judges a question: the answer and the witness's record must agree."""
+    if isinstance(heard, Cost):
+        return _judge_cost(heard, says)
     if isinstance(heard, Found):
         return _judge_found(heard, says)
     if isinstance(heard, Shared):
@@ -156,6 +161,17 @@ def _judge_copied(copied: Copied, says: str) -> tuple[str, str]:
                                            changed and f"different there: {_paths(changed)}") if part)
         return Outcome.FAIL, f"of the {len(copied.written)} files this process reads back, a new process finds {said}"
     return Outcome.OK, f"{says}: {len(copied.written)} files ({_paths(sorted(copied.written))})"
+
+
+def _judge_cost(measured: Cost, says: str) -> tuple[str, str]:
+    if measured.problem:
+        return (Outcome.UNKNOWN if measured.unsure else Outcome.FAIL), measured.problem
+    first, last = measured.grown[0], measured.grown[-1]
+    growth = f"{last.call_ms / first.call_ms:.1f}x" if first.call_ms else "n/a"
+    return Outcome.OK, (f"{says}. A turn: {measured.calls} call(s), {measured.written:,} bytes written. "
+                        f"A call's median at {first.turns} turns {first.call_ms:.2f} ms, at {last.turns} "
+                        f"{last.call_ms:.2f} ms ({growth}); reading the log back {first.read_ms:.1f} ms, then "
+                        f"{last.read_ms:.1f} ms; stored {last.stored / last.turns:,.0f} bytes per turn")
 
 
 def _paths(paths: list[str], shown: int = 3) -> str:

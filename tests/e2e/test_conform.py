@@ -34,6 +34,7 @@ UNDISCOVERED = "list_sessions does not list it and get_session_metadata returns 
 
 FILES = "the session's files, new process"
 KILLED = "resume after a kill mid-turn"
+COST = "cost, 10 and 200 turns"
 # Optional, and failing for every provider that takes both writers' turns: the runtime forks the log
 TWO = "two resumers at once (optional)"
 FORKED = "both wrote, and the log forks at 1 point(s): the provider lets a second writer in"
@@ -41,9 +42,10 @@ OPTIONAL = [TWO, DISCOVERY]
 
 
 def kept_every_required_row(code: int, rows: dict[str, str], said: str) -> None:
-    assert code == 0 and len(rows) == 20, said
+    assert code == 0 and len(rows) == 21, said
     assert [name for name, outcome in rows.items() if outcome != "ok"] == OPTIONAL, said
-    assert UNDISCOVERED in said and FORKED in said and "18 of 18 required rows hold" in said
+    assert UNDISCOVERED in said and FORKED in said and "19 of 19 required rows hold" in said
+    assert "every file reads back as written. A turn: 1 call(s)" in said and "bytes per turn" in said
 
 
 def test_a_correct_provider_keeps_every_row(tmp_path):
@@ -57,7 +59,8 @@ def test_an_append_that_overwrites_fails_the_append_row_and_every_resume(tmp_pat
     assert code == 1, said
     assert {name for name, outcome in rows.items() if outcome != "ok"} == {
         "append appends", "resume, same process", "resume, new process", "compaction, then new process", KILLED,
-        *OPTIONAL}, said
+        COST, *OPTIONAL}, said
+    assert "after 10 turns, /state/events.jsonl reads back" in said  # the last turn's append, not the ten
     assert rows[FILES] == "ok"  # what it overwrote, it overwrote for every process alike
 
 

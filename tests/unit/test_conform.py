@@ -148,3 +148,69 @@ def test_a_team_s_test_asserts_the_contract_in_one_call_and_is_told_each_row_tha
         assert_conforms(overwriting_provider.factory, runtime=False)
     assert str(failed.value).count(": fail (") == 1  # that row alone
 
+
+
+def play(factory, turn):
+    from handoff.conform.cost import _played
+
+    return asyncio.run(_played(factory, turn))
+
+
+def a_turn():
+    from handoff.conform.cost import Call
+
+    event = '{"type":"user.message","data":{"content":"ü ✓ 𝄞"}}\n'  # multi-byte, as a turn's events are
+    return [Call("append_file", "/state/events.jsonl", content=event),
+            Call("write_file", "/state/workspace.yaml.tmp.1", content="turns: n\n"),
+            Call("rename", src="/state/workspace.yaml.tmp.1", dest="/state/workspace.yaml"),
+            Call("read_file", "/state/workspace.yaml")]
+
+
+def test_a_turn_played_to_200_reads_back_as_written_through_a_correct_provider_and_leaves_nothing(provider_root):
+    from handoff.conform.cost import TURNS
+
+    grown, problem = play(files_provider.factory, a_turn())
+    event = len(a_turn()[0].content.encode())
+    assert problem is None and [g.turns for g in grown] == list(TURNS)
+    assert [g.stored for g in grown] == [turns * event + len(b"turns: n\n") for turns in TURNS]
+    assert not [path for path in provider_root.rglob("*") if path.is_file()]
+
+
+class Capped(files_provider.FilesProvider):
+    """A store with a limit per item (as a key-value store's is): a log past it cannot grow."""
+
+    async def append_file(self, path, content, mode=None):
+        if self._path(path).exists() and self._path(path).stat().st_size + len(content.encode()) > 4_000:
+            raise OSError("item too large")
+        await super().append_file(path, content, mode)
+
+
+class Lying(files_provider.FilesProvider):
+    async def stat(self, path):
+        info = await super().stat(path)
+        info.size = len((await self.read_file(path)))  # characters, not bytes
+        return info
+
+
+def test_a_long_session_that_the_provider_cannot_hold_or_sizes_wrongly_fails_saying_when(provider_root):
+    event = a_turn()[0].content
+    _, problem = play(lambda session: Capped(provider_root / session.session_id), a_turn())
+    assert problem == f"turn {4_000 // len(event.encode()) + 1}: append_file(/state/events.jsonl) failed: item too large"
+    _, problem = play(lambda session: Lying(provider_root / session.session_id), a_turn())
+    assert problem == (f"after 10 turns, stat of /state/events.jsonl says {10 * len(event)} bytes, "
+                       f"not {10 * len(event.encode())} bytes")
+    _, problem = play(overwriting_provider.factory, a_turn())
+    assert problem == (f"after 10 turns, /state/events.jsonl reads back {len(event.encode())} bytes that are not "
+                       f"the {10 * len(event.encode())} written")
+
+
+def test_the_cost_row_holds_on_what_was_read_back_and_says_the_figures():
+    from handoff.conform.cost import Cost, Grown
+    from handoff.conform.suite import _judge
+    from handoff.fact import Fact
+
+    measured = Cost(1, 2710, (Grown(10, 0.02, 0.02, 0.1, 27100), Grown(200, 0.05, 0.05, 0.4, 542000)))
+    outcome, reason = _judge(measured, Fact(), "held")
+    assert outcome == Outcome.OK and "at 200 0.05 ms (2.5x)" in reason and "2,710 bytes per turn" in reason
+    assert _judge(Cost(1, 2710, problem="after 10 turns, x"), Fact(), "held") == (Outcome.FAIL, "after 10 turns, x")
+    assert _judge(Cost(0, 0, problem="hung", unsure=True), Fact(), "held") == (Outcome.UNKNOWN, "hung")
