@@ -27,10 +27,10 @@ from types import SimpleNamespace
 from typing import Any, Callable
 
 from handoff.conform.contract import adapter_error
-from handoff.conform.persistence import Passing, provider, workspace
+from handoff.conform.persistence import provider, workspace
 from handoff.fact import Fact
 from handoff.hosts.local import ready_runtime
-from handoff.worker.sdk import Runtime, session_fs_handler
+from handoff.worker.sdk import Passing, Runtime, session_fs_handler
 
 TURNS = (10, 200)  # the session's length at each figure
 WINDOW = 10  # each figure is the median over the last this many turns before it

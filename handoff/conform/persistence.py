@@ -37,7 +37,7 @@ from handoff.protocol import WITNESS_MODEL
 from handoff.witness.evidence import read_evidence
 from handoff.witness.server import make_server
 from handoff.witness.tags import request_tags
-from handoff.worker.sdk import Provider, Runtime, SessionFsProvider
+from handoff.worker.sdk import Passing, Provider, Runtime
 
 SCENARIO = "conform"
 PROCESS_SECONDS = 120.0  # a new process that takes longer is unknown: it hangs
@@ -222,62 +222,6 @@ async def session_files(factory: Callable[[Any], Any], session_id: str, paths: l
             raise LookupError(f"read_file({path}) failed: {error.message}")
         found[path] = hashlib.sha256(read.content.encode()).hexdigest()
     return found
-
-
-class Passing(SessionFsProvider):
-    """The user's provider, passed every call; :meth:`saw` is told of each call that
-    returned, with its arguments (what a wrapper notes, the provider itself unchanged)."""
-
-    def __init__(self, inner: Any):
-        self.inner = inner
-
-    def saw(self, op: str, *args: Any) -> None:
-        """A call the provider answered: ``op`` is its method, ``args`` what it was given."""
-
-    async def read_file(self, path: str) -> str:
-        content = await self.inner.read_file(path)
-        self.saw("read_file", path)
-        return content
-
-    async def write_file(self, path: str, content: str, mode: int | None = None) -> None:
-        await self.inner.write_file(path, content, mode)
-        self.saw("write_file", path, content)
-
-    async def append_file(self, path: str, content: str, mode: int | None = None) -> None:
-        await self.inner.append_file(path, content, mode)
-        self.saw("append_file", path, content)
-
-    async def exists(self, path: str) -> bool:
-        found = await self.inner.exists(path)
-        self.saw("exists", path)
-        return found
-
-    async def stat(self, path: str) -> Any:
-        found = await self.inner.stat(path)
-        self.saw("stat", path)
-        return found
-
-    async def mkdir(self, path: str, recursive: bool, mode: int | None = None) -> None:
-        await self.inner.mkdir(path, recursive, mode)
-        self.saw("mkdir", path, recursive)
-
-    async def readdir(self, path: str) -> list[str]:
-        found = await self.inner.readdir(path)
-        self.saw("readdir", path)
-        return found
-
-    async def readdir_with_types(self, path: str) -> list[Any]:
-        found = await self.inner.readdir_with_types(path)
-        self.saw("readdir_with_types", path)
-        return found
-
-    async def rm(self, path: str, recursive: bool, force: bool) -> None:
-        await self.inner.rm(path, recursive, force)
-        self.saw("rm", path, recursive, force)
-
-    async def rename(self, src: str, dest: str) -> None:
-        await self.inner.rename(src, dest)
-        self.saw("rename", src, dest)
 
 
 class _Noting(Passing):

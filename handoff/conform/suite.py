@@ -12,16 +12,17 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from handoff.conform import cost, persistence
+from handoff.conform import cost, lease, persistence
 from handoff.conform.contract import ROWS, ContractRow
 from handoff.conform.cost import Cost
+from handoff.conform.lease import Superseded
 from handoff.conform.persistence import Copied, Found, Heard, Shared
 from handoff.fact import Fact
 from handoff.worker.sdk import session_fs_handler
 
 TOP = "/conform"  # every row works under it, in a session of its own, and removes it when done
 ROW_SECONDS = 30.0  # a row that takes longer is unknown: the provider hangs, or waits on something
-NOT_RUN = "two resumers under the guard's lease; a kill inside a write: not run by this version"
+NOT_RUN = "a kill inside one of the provider's writes: not run by this version"
 
 
 class Outcome:
@@ -63,7 +64,7 @@ class StandInSession:
 class PersistenceRow:
     name: str
     says: str
-    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found | Copied | Shared | Cost]  # (factory, spec, fact)
+    run: Callable[[Callable[[Any], Any], str | None, Fact], Heard | Found | Copied | Shared | Cost | Superseded]
     required: bool = True
 
 
@@ -85,6 +86,9 @@ PERSISTENCE = (
     PersistenceRow("two resumers at once", "two runtimes, each with a home of its own, resumed it at once and "
                    "each asked: the log stayed one line of turns", lambda factory, spec, fact:
                    persistence.two_resumers(factory, fact), required=False),
+    PersistenceRow("two resumers, the guard's lease", "the first writer's lease ran out and a second took it, "
+                   "resumed, asked and closed; the first, superseded, asked: the log stayed as the second left it",
+                   lambda factory, spec, fact: lease.superseded(factory, fact)),
     PersistenceRow(f"cost, {cost.TURNS[0]} and {cost.TURNS[-1]} turns", f"a real turn's calls played to "
                    f"{cost.TURNS[-1]} turns: every file reads back as written",
                    lambda factory, spec, fact: cost.cost(factory, fact)),
@@ -112,8 +116,10 @@ def _persisted(row: PersistenceRow, factory: Callable[[Any], Any], spec: str | N
     return Row(row.name, row.says, row.required, outcome, reason)
 
 
-def _judge(heard: Heard | Found | Copied | Shared | Cost, fact: Fact, says: str) -> tuple[str, str]:
+def _judge(heard: Heard | Found | Copied | Shared | Cost | Superseded, fact: Fact, says: str) -> tuple[str, str]:
     """As a run judges a question: the answer and the witness's record must agree."""
+    if isinstance(heard, Superseded):
+        return _judge_superseded(heard, says)
     if isinstance(heard, Cost):
         return _judge_cost(heard, says)
     if isinstance(heard, Found):
@@ -161,6 +167,21 @@ def _judge_copied(copied: Copied, says: str) -> tuple[str, str]:
                                            changed and f"different there: {_paths(changed)}") if part)
         return Outcome.FAIL, f"of the {len(copied.written)} files this process reads back, a new process finds {said}"
     return Outcome.OK, f"{says}: {len(copied.written)} files ({_paths(sorted(copied.written))})"
+
+
+def _judge_superseded(moved: Superseded, says: str) -> tuple[str, str]:
+    if moved.problem:
+        return (Outcome.UNKNOWN if moved.unsure else Outcome.FAIL), moved.problem
+    if not moved.kept_by_second:
+        return Outcome.FAIL, "the second writer, holding the lease, asked and closed, and the log did not change"
+    if moved.changed_after:
+        return Outcome.FAIL, (f"the superseded writer's turn changed the log after the lease's new holder closed it "
+                              f"(it was told: {_cut(moved.first_told)}): its write became durable")
+    return Outcome.OK, f"{says}; the superseded writer was told: {_cut(moved.first_told)}"
+
+
+def _cut(text: str, length: int = 120) -> str:
+    return text if len(text) <= length else text[:length] + "…"
 
 
 def _judge_cost(measured: Cost, says: str) -> tuple[str, str]:

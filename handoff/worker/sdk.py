@@ -300,6 +300,91 @@ def _stored(metadata) -> StoredSession:
     return StoredSession(metadata.session_id, metadata.modified_time.isoformat(), metadata.summary)
 
 
+class Passing(SessionFsProvider):
+    """A provider passed every call: :meth:`before` is told of each call first (and may
+    refuse it by raising), :meth:`saw` of each call that returned, with its arguments. What
+    a wrapper notes or guards, the provider itself unchanged."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def before(self, op: str, *args: Any) -> None:
+        """A call about to reach the provider: ``op`` is its method, ``args`` what it is given."""
+
+    def saw(self, op: str, *args: Any) -> None:
+        """A call the provider answered."""
+
+    async def read_file(self, path: str) -> str:
+        self.before("read_file", path)
+        content = await self.inner.read_file(path)
+        self.saw("read_file", path)
+        return content
+
+    async def write_file(self, path: str, content: str, mode: int | None = None) -> None:
+        self.before("write_file", path, content)
+        await self.inner.write_file(path, content, mode)
+        self.saw("write_file", path, content)
+
+    async def append_file(self, path: str, content: str, mode: int | None = None) -> None:
+        self.before("append_file", path, content)
+        await self.inner.append_file(path, content, mode)
+        self.saw("append_file", path, content)
+
+    async def exists(self, path: str) -> bool:
+        self.before("exists", path)
+        found = await self.inner.exists(path)
+        self.saw("exists", path)
+        return found
+
+    async def stat(self, path: str) -> Any:
+        self.before("stat", path)
+        found = await self.inner.stat(path)
+        self.saw("stat", path)
+        return found
+
+    async def mkdir(self, path: str, recursive: bool, mode: int | None = None) -> None:
+        self.before("mkdir", path, recursive)
+        await self.inner.mkdir(path, recursive, mode)
+        self.saw("mkdir", path, recursive)
+
+    async def readdir(self, path: str) -> list[str]:
+        self.before("readdir", path)
+        found = await self.inner.readdir(path)
+        self.saw("readdir", path)
+        return found
+
+    async def readdir_with_types(self, path: str) -> list[Any]:
+        self.before("readdir_with_types", path)
+        found = await self.inner.readdir_with_types(path)
+        self.saw("readdir_with_types", path)
+        return found
+
+    async def rm(self, path: str, recursive: bool, force: bool) -> None:
+        self.before("rm", path, recursive, force)
+        await self.inner.rm(path, recursive, force)
+        self.saw("rm", path, recursive, force)
+
+    async def rename(self, src: str, dest: str) -> None:
+        self.before("rename", src, dest)
+        await self.inner.rename(src, dest)
+        self.saw("rename", src, dest)
+
+
+class Fenced(Passing):
+    """A provider behind a fence (handoff/guard/fence.py): every call that changes the
+    session's files is checked first, and a refused one never reaches the provider."""
+
+    CHANGES = ("write_file", "append_file", "mkdir", "rm", "rename")
+
+    def __init__(self, inner: Any, fence: Any):
+        super().__init__(inner)
+        self.fence = fence
+
+    def before(self, op: str, *args: Any) -> None:
+        if op in self.CHANGES:
+            self.fence.check(f"{op}({args[0]})")
+
+
 def session_fs_handler(provider: Any) -> Any:
     """A SessionFs provider as the runtime's requests reach it: the SDK's own adapter, which
     turns what the provider raises into the error codes the runtime reads (handoff/conform/)."""

@@ -35,6 +35,7 @@ UNDISCOVERED = "list_sessions does not list it and get_session_metadata returns 
 FILES = "the session's files, new process"
 KILLED = "resume after a kill mid-turn"
 COST = "cost, 10 and 200 turns"
+LEASED = "two resumers, the guard's lease"
 # Optional, and failing for every provider that takes both writers' turns: the runtime forks the log
 TWO = "two resumers at once (optional)"
 FORKED = "both wrote, and the log forks at 1 point(s): the provider lets a second writer in"
@@ -42,9 +43,11 @@ OPTIONAL = [TWO, DISCOVERY]
 
 
 def kept_every_required_row(code: int, rows: dict[str, str], said: str) -> None:
-    assert code == 0 and len(rows) == 21, said
+    assert code == 0 and len(rows) == 22, said
     assert [name for name, outcome in rows.items() if outcome != "ok"] == OPTIONAL, said
-    assert UNDISCOVERED in said and FORKED in said and "19 of 19 required rows hold" in said
+    assert UNDISCOVERED in said and FORKED in said and "20 of 20 required rows hold" in said
+    assert "the superseded writer was told: Exception: Session error: Failed to persist session events" in " ".join(
+        said.split())  # the runtime's own words, wrapped in the table
     assert "every file reads back as written. A turn: 1 call(s)" in said and "bytes per turn" in said
 
 
@@ -59,7 +62,7 @@ def test_an_append_that_overwrites_fails_the_append_row_and_every_resume(tmp_pat
     assert code == 1, said
     assert {name for name, outcome in rows.items() if outcome != "ok"} == {
         "append appends", "resume, same process", "resume, new process", "compaction, then new process", KILLED,
-        COST, *OPTIONAL}, said
+        LEASED, COST, *OPTIONAL}, said
     assert "after 10 turns, /state/events.jsonl reads back" in said  # the last turn's append, not the ten
     assert rows[FILES] == "ok"  # what it overwrote, it overwrote for every process alike
 
@@ -82,3 +85,17 @@ def test_the_project_s_postgresql_store_keeps_every_row(tmp_path, postgres_url):
     code, rows, said = conform("tests.e2e.providers.store_provider:factory", tmp_path,
                                HANDOFF_CONFORM_STORE=postgres_url)
     kept_every_required_row(code, rows, said)
+
+
+def test_without_the_guard_s_fence_the_superseded_writer_s_turn_becomes_durable(tmp_path, monkeypatch):
+    """The lease row can fail: with the fence letting every writer through, the writer whose
+    lease was taken over is answered and its turn is appended after the new holder's close."""
+    from examples import files_provider
+    from handoff.conform import lease
+    from handoff.fact import Fact
+    from handoff.guard.fence import Fence
+
+    monkeypatch.setenv("FILES_PROVIDER_ROOT", str(tmp_path))
+    monkeypatch.setattr(Fence, "check", lambda self, change: None)
+    moved = lease.superseded(files_provider.factory, Fact())
+    assert moved.problem is None and moved.kept_by_second and moved.changed_after and moved.first_told == "an answer"

@@ -214,3 +214,55 @@ def test_the_cost_row_holds_on_what_was_read_back_and_says_the_figures():
     assert outcome == Outcome.OK and "at 200 0.05 ms (2.5x)" in reason and "2,710 bytes per turn" in reason
     assert _judge(Cost(1, 2710, problem="after 10 turns, x"), Fact(), "held") == (Outcome.FAIL, "after 10 turns, x")
     assert _judge(Cost(0, 0, problem="hung", unsure=True), Fact(), "held") == (Outcome.UNKNOWN, "hung")
+
+
+def test_the_fence_lets_only_the_writer_the_lease_names_change_the_session_s_files(tmp_path):
+    from handoff.guard.fence import Fence, Superseded
+    from handoff.stores.registry import Registry
+
+    registry = Registry(connect(f"sqlite:///{tmp_path / 'registry.db'}"))
+    first, second = Fence(registry, "s", "first"), Fence(registry, "s", "second")
+    with pytest.raises(Superseded, match="no longer holds the session's lease: append_file\\(/x\\) refused"):
+        first.check("append_file(/x)")  # no lease at all
+    assert registry.take_lease("s", "first", 3.0, now=0.0)
+    first.check("append_file(/x)")
+    with pytest.raises(Superseded):
+        second.check("append_file(/x)")
+    first.check("append_file(/x)")  # run out (the clock is past 3.0) but taken by nobody: nobody else wrote
+    assert registry.take_lease("s", "second", 3.0, now=10.0)
+    second.check("append_file(/x)")
+    with pytest.raises(Superseded):
+        first.check("append_file(/x)")
+
+
+def test_a_fenced_provider_passes_reads_and_refuses_every_change_before_it_reaches_the_store(provider_root):
+    from handoff.guard.fence import Superseded
+
+    class Refusing:
+        def check(self, change):
+            raise Superseded(change)
+
+    store = files_provider.factory(suite.StandInSession("s"))
+    asyncio.run(store.write_file("/state/a", "kept"))
+    fenced = sdk.Fenced(store, Refusing())
+    assert asyncio.run(fenced.read_file("/state/a")) == "kept" and asyncio.run(fenced.exists("/state/a"))
+    for change in (fenced.write_file("/state/a", "lost"), fenced.append_file("/state/a", "lost"),
+                   fenced.mkdir("/state/d", True), fenced.rm("/state/a", False, False),
+                   fenced.rename("/state/a", "/state/b")):
+        with pytest.raises(Superseded):
+            asyncio.run(change)
+    assert asyncio.run(store.read_file("/state/a")) == "kept" and not asyncio.run(store.exists("/state/d"))
+
+
+def test_the_lease_row_holds_when_the_superseded_writer_left_the_log_as_the_new_holder_closed_it():
+    from handoff.conform.lease import Superseded
+    from handoff.conform.suite import _judge
+    from handoff.fact import Fact
+
+    outcome, reason = _judge(Superseded(True, False, "Exception: Session error: refused"), Fact(), "held")
+    assert outcome == Outcome.OK and reason == "held; the superseded writer was told: Exception: Session error: refused"
+    outcome, reason = _judge(Superseded(True, True, "an answer"), Fact(), "held")
+    assert outcome == Outcome.FAIL and "(it was told: an answer): its write became durable" in reason
+    assert _judge(Superseded(False, False, "x"), Fact(), "held")[0] == Outcome.FAIL
+    assert _judge(Superseded(False, False, "", "no lease", unsure=True), Fact(), "held") == (Outcome.UNKNOWN,
+                                                                                            "no lease")
