@@ -222,8 +222,9 @@ def test_the_fence_lets_only_the_writer_the_lease_names_change_the_session_s_fil
 
     registry = Registry(connect(f"sqlite:///{tmp_path / 'registry.db'}"))
     first, second = Fence(registry, "s", "first"), Fence(registry, "s", "second")
-    with pytest.raises(Superseded, match="no longer holds the session's lease: append_file\\(/x\\) refused"):
+    with pytest.raises(Superseded) as refused:
         first.check("append_file(/x)")  # no lease at all
+    assert str(refused.value) == "this writer no longer holds the session's lease: append_file(/x) refused, nothing written"
     assert registry.take_lease("s", "first", 3.0, now=0.0)
     first.check("append_file(/x)")
     with pytest.raises(Superseded):
@@ -239,12 +240,17 @@ def test_a_fenced_provider_passes_reads_and_refuses_every_change_before_it_reach
     from handoff.guard.fence import Superseded
 
     class Refusing:
+        def __init__(self):
+            self.refused = []
+
         def check(self, change):
+            self.refused.append(change)
             raise Superseded(change)
 
     store = files_provider.factory(suite.StandInSession("s"))
     asyncio.run(store.write_file("/state/a", "kept"))
-    fenced = sdk.Fenced(store, Refusing())
+    fence = Refusing()
+    fenced = sdk.Fenced(store, fence)
     assert asyncio.run(fenced.read_file("/state/a")) == "kept" and asyncio.run(fenced.exists("/state/a"))
     for change in (fenced.write_file("/state/a", "lost"), fenced.append_file("/state/a", "lost"),
                    fenced.mkdir("/state/d", True), fenced.rm("/state/a", False, False),
@@ -252,6 +258,8 @@ def test_a_fenced_provider_passes_reads_and_refuses_every_change_before_it_reach
         with pytest.raises(Superseded):
             asyncio.run(change)
     assert asyncio.run(store.read_file("/state/a")) == "kept" and not asyncio.run(store.exists("/state/d"))
+    assert fence.refused == ["write_file(/state/a)", "append_file(/state/a)", "mkdir(/state/d)", "rm(/state/a)",
+                             "rename(/state/a)"]  # what was refused, named for the message
 
 
 def test_the_lease_row_holds_when_the_superseded_writer_left_the_log_as_the_new_holder_closed_it():
