@@ -46,16 +46,6 @@ class Superseded:
     unsure: bool = False
 
 
-class _LeaseClock:
-    """The lease's time, moved by the suite and by nothing else."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def superseded(factory: Callable[[Any], Any], fact: Fact) -> Superseded:
     with workspace() as (folder, witness):
         session_id = f"conform-{uuid.uuid4().hex[:12]}"
@@ -68,7 +58,7 @@ def superseded(factory: Callable[[Any], Any], fact: Fact) -> Superseded:
 
 async def _after_the_lease_moved(factory: Callable[[Any], Any], registry: Registry, session_id: str,
                                  witness_url: str, fact: Fact, folder: Path) -> Superseded:
-    clock = _LeaseClock()
+    now = 0.0  # the lease's time, moved by the suite and by nothing else
 
     def fenced(holder: str) -> Callable[[Any], Any]:
         return lambda session: Fenced(factory(session), Fence(registry, session.session_id, holder))
@@ -78,12 +68,12 @@ async def _after_the_lease_moved(factory: Callable[[Any], Any], registry: Regist
     try:
         await first.start()
         await second.start()
-        if not registry.take_lease(session_id, "first", LEASE_SECONDS, clock()):
+        if not registry.take_lease(session_id, "first", LEASE_SECONDS, now):
             return Superseded(False, False, "", "the first writer could not take the lease", unsure=True)
         opened = await first.resume(session_id)
         told = await _log(factory, session_id)
-        clock.now += LEASE_SECONDS * 2  # the first's lease has run out, unrenewed: it is paused, as far as anyone knows
-        if not registry.take_lease(session_id, "second", LEASE_SECONDS, clock()):
+        now += LEASE_SECONDS * 2  # the first's lease has run out, unrenewed: it is paused, as far as anyone knows
+        if not registry.take_lease(session_id, "second", LEASE_SECONDS, now):
             return Superseded(False, False, "", "the second writer could not take the run-out lease", unsure=True)
         other = await second.resume(session_id)
         await second.send(other, fact.question_prompt, {})
