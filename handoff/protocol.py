@@ -37,6 +37,9 @@ Time = Annotated[float, msgspec.Meta(ge=0.0, le=LATEST_TIME)]  # seconds since 1
 # A worker stops at its hold points (handoff.words.HOLD_POINTS) and says ``holding``; it
 # goes on when the coordinator writes this line to its stdin (or is killed meanwhile).
 RELEASE = b'{"release": true}\n'
+# ``python -m handoff.worker --spec FILE`` reads its spec from that file, whole, instead of
+# stdin's first line: a cluster's pod has it mounted and no coordinator on its stdin.
+SPEC_OPTION = "--spec"
 
 
 class Hold(msgspec.Struct, frozen=True):

@@ -51,7 +51,7 @@ from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.hosts.base import Host, Launch
 from handoff.printable import one_line
-from handoff.protocol import DEFAULT_RUN_BACKEND, WITNESS, WITNESS_COPILOT_API, Backend, WorkerSpec
+from handoff.protocol import DEFAULT_RUN_BACKEND, SPEC_OPTION, WITNESS, WITNESS_COPILOT_API, Backend, WorkerSpec
 from handoff.scenario import Scenario, Step
 from handoff.witness import copilot_api
 from handoff.witness.tags import TOKENS_VARIABLE
@@ -195,7 +195,8 @@ def _step(scenario: Scenario, step: Step, image: str, spec: WorkerSpec, job: str
               "stringData": {"spec.json": json.dumps(json.loads(spec.to_json()), indent=1)}}
     worker = {
         "name": "worker", "image": image,
-        "command": ["sh", "-c", f"exec python -m handoff.worker < {SPEC_DIR}/spec.json"],
+        # The whole file (indented JSON): stdin would give the worker its first line only.
+        "command": ["python", "-m", "handoff.worker", SPEC_OPTION, f"{SPEC_DIR}/spec.json"],
         "env": [{"name": "HOME", "value": "/mnt/user"}, {"name": "TMPDIR", "value": "/tmp"}],
         "resources": RESOURCES,
         "volumeMounts": [{"name": "home", "mountPath": HOME}, {"name": "user", "mountPath": "/mnt/user"},

@@ -1,4 +1,6 @@
 """``python -m handoff.worker``: read a WorkerSpec (JSON) on stdin, do it, report events.
+``python -m handoff.worker --spec FILE`` reads it from that file instead (a cluster's pod,
+which has it mounted from a Secret and no coordinator on its stdin).
 
 Standard output carries only protocol events (handoff/protocol.py), one per line:
 anything else that writes to stdout (a library, a stray print) is sent to stderr instead,
@@ -17,9 +19,9 @@ import resource
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from handoff.protocol import ActionFailed, Cpu, Finished, WorkerSpec, encode
+from handoff.protocol import SPEC_OPTION, ActionFailed, Cpu, Finished, WorkerSpec, encode
 from handoff.worker import lifeline
 from handoff.words import WorkerStage
 
@@ -45,6 +47,16 @@ def cpu_seconds() -> Cpu:
                runtime=total(resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
+def _spec_text(arguments: list[str]) -> bytes:
+    """The spec: the whole of the file ``--spec FILE`` names, else stdin's first line."""
+    if len(arguments) == 2 and arguments[0] == SPEC_OPTION:
+        with open(arguments[1], "rb") as file:
+            return file.read()
+    if arguments:
+        raise ValueError(f"unknown arguments {' '.join(arguments)!r}: give none (the spec on stdin) or {SPEC_OPTION} FILE")
+    return _spec_line()
+
+
 def _spec_line() -> bytes:
     """The first line of stdin, read without buffering past it: the lines after it are
     the coordinator's releases, read later by the interpreter."""
@@ -57,16 +69,19 @@ def _spec_line() -> bytes:
     return data
 
 
-def main(interpreter: Callable[[WorkerSpec, Callable[[Any], None]], Any] | None = None) -> int:
+def main(interpreter: Callable[[WorkerSpec, Callable[[Any], None]], Any] | None = None,
+         arguments: Sequence[str] = ()) -> int:
     """``interpreter``: what does the spec's actions (the SDK's, by default; a browser's
-    for a step in the chat's page, handoff/chat/worker.py)."""
+    for a step in the chat's page, handoff/chat/worker.py). ``arguments``: the command
+    line's (a forked worker has none of its own)."""
     lifeline.hold()  # in a container: end with the run that started it (a no-op elsewhere)
     emit = _event_writer()
     try:
-        spec = WorkerSpec.from_json(_spec_line())
+        spec = WorkerSpec.from_json(_spec_text(list(arguments)))
     except Exception as error:
+        where = " ".join(arguments) or "stdin"
         emit(ActionFailed(t=time.time(), action=WorkerStage.READ_SPEC,
-                          message=f"cannot read the worker spec from stdin: {error}"))
+                          message=f"cannot read the worker spec from {where}: {error}"))
         return 0
     try:
         if interpreter is None:
@@ -93,8 +108,9 @@ def _without_secrets(text: str, spec: WorkerSpec) -> str:
     return spec.backend.scrub(text)
 
 
-def run_and_exit(interpreter: Callable[[WorkerSpec, Callable[[Any], None]], Any] | None = None) -> None:
-    code = main(interpreter)
+def run_and_exit(interpreter: Callable[[WorkerSpec, Callable[[Any], None]], Any] | None = None,
+                 arguments: Sequence[str] = ()) -> None:
+    code = main(interpreter, arguments)
     # Everything is reported and the runtime is stopped: skip the interpreter's teardown
     # of the SDK's modules, which takes ~0.1 s of CPU for nothing.
     sys.stdout.flush()
@@ -103,4 +119,4 @@ def run_and_exit(interpreter: Callable[[WorkerSpec, Callable[[Any], None]], Any]
 
 
 if __name__ == "__main__":
-    run_and_exit()
+    run_and_exit(arguments=sys.argv[1:])
