@@ -16,7 +16,7 @@ from handoff.protocol import BYOK_PATH, COPILOT_API_PATH
 from handoff.scenario import AFTER, LEASE_EXPIRED, NAME, NAME_RULE, TAGS, FaultPlan, PathExpectation, Scenario, Step
 from handoff.session_ids import RULE as SAFE_ID_RULE, safe_id
 from handoff.scenario_fields import Fields, read_text
-from handoff.versions import NODE_WORKER_ACTIONS, is_node, older, well_formed
+from handoff.versions import DEFAULT_RUNTIME, DEFAULT_SDK, NODE_WORKER_ACTIONS, is_node, older, well_formed
 from handoff.words import (
     ACTIONS,
     BROWSER_ACTIONS,
@@ -549,3 +549,31 @@ def _not_a_scenario_file(path: Path) -> str:
 def tagged(tag: str, directory: Path = SCENARIO_DIR) -> list[Scenario]:
     """The scenarios that carry ``tag`` (e.g. the fault scenarios), in ladder order."""
     return [s for s in select([], directory, (tag,)) if tag in s.tags]
+
+
+def cluster_refusal(scenario: Scenario) -> str | None:
+    """Why a cluster's manifests cannot hold ``scenario`` (`handoff export k8s`, and a
+    scenario whose hosts are pods, which is played from them), or None."""
+    if scenario.store == StoreKind.SQLITE:
+        return "its store is a SQLite file, which one machine holds; use a postgres scenario"
+    for step in scenario.steps:
+        where = f"step '{step.name}'"
+        if step.restart:
+            return f"{where} restarts a container: a Job's finished pod is not started again"
+        if step.home == HomeKind.COPIED:
+            return f"{where} has home 'copied', which the coordinator copies between steps"
+        if step.faults or Action.HOLD in step.actions:
+            return f"{where} has a fault, which the coordinator injects at a fault point of the worker"
+        if step.device:
+            return f"{where} is done in a browser (device {step.device!r}), which no Job of a cluster drives"
+        if step.guarded:
+            return f"{where} is guarded: the coordinator mints its ids with a key it makes for each run"
+        other = [f"{kind} {version}" for kind, version, default in (
+            ("runtime", step.runtime, DEFAULT_RUNTIME), ("SDK", step.sdk, DEFAULT_SDK))
+            if version not in (None, default)]
+        if other:
+            return f"{where} names {' and '.join(other)}: the image holds the default runtime and SDK only"
+        if Action.CREATE_WITHOUT_ID in step.actions and any(later.session == StepSession.PASSED for later in
+                                                       scenario.steps[scenario.steps.index(step) + 1:]):
+            return f"{where} lets the runtime choose the id, which the coordinator reads from its events to pass on"
+    return None

@@ -4,9 +4,10 @@ A cluster runs the same worker the container hosts run, with the coordinator's p
 by whoever applies the manifests (a person with kubectl, or a CI job):
 
 * each **step** is a ``Job`` with one pod and no retry (a retried step would be a second
-  worker, another scenario): ``python -m handoff.worker`` reads its spec, the same
-  WorkerSpec a container gets on stdin, from a ``Secret`` mounted as a file (a Secret, not
-  a ConfigMap, because a store URL may carry a password);
+  worker, another scenario): ``python -m handoff.worker --spec FILE`` reads its spec, the
+  same WorkerSpec a container gets on stdin, from a ``Secret`` mounted as a file (a Secret,
+  not a ConfigMap, because a store URL may carry a password). A step's objects are
+  hosts/pod.py's, which a played rung plays with podman (hosts/played.py);
 * the **session id** is fixed when the manifests are made, so the relay the coordinator
   does between steps is the order in which the Jobs are applied: one after the other,
   each when the previous one has completed;
@@ -30,8 +31,9 @@ a runtime or SDK version other than the image's.
 The image is the Containerfile's ``standalone`` target, pushed to a registry the cluster
 pulls from (``--image``).
 
-Nothing here has run on a cluster; the tests check the manifests against the Kubernetes
-API schemas (the ``kubernetes-validate`` package).
+The tests check the manifests against the Kubernetes API schemas (the
+``kubernetes-validate`` package); the played rungs run each step's objects with ``podman
+kube play``. Nothing here has run on a real cluster.
 """
 
 from __future__ import annotations
@@ -43,72 +45,22 @@ import shlex
 
 import yaml
 
-from handoff import versions
 from handoff.coordinator.credentials import made_ahead
 from handoff.coordinator.scenario_run import new_session_id
 from handoff.coordinator.specs import worker_spec
 from handoff.errors import UserError
 from handoff.fact import Fact
-from handoff.hosts.base import Host, Launch
+from handoff.hosts import pod
+from handoff.hosts.pod import LABEL, SPEC_DIR, WITNESS_NAME, WITNESS_PORT, PodHost
 from handoff.printable import one_line
-from handoff.protocol import DEFAULT_RUN_BACKEND, SPEC_OPTION, WITNESS, WITNESS_COPILOT_API, Backend, WorkerSpec
+from handoff.protocol import DEFAULT_RUN_BACKEND, WITNESS, WITNESS_COPILOT_API, Backend, WorkerSpec
 from handoff.scenario import Scenario, Step
+from handoff.scenario_files import cluster_refusal
 from handoff.witness import copilot_api
 from handoff.witness.tags import TOKENS_VARIABLE
-from handoff.words import Action, HomeKind, StepSession, StoreKind
+from handoff.words import HomeKind, StepSession, StoreKind
 
-WITNESS_NAME = "handoff-witness"
 WITNESS_TOKENS = f"{WITNESS_NAME}-tokens"  # the Secret of the tokens the witness accepts (the Copilot API's path)
-WITNESS_PORT = 8080
-HOME = "/mnt/home"
-SPEC_DIR = "/etc/handoff"
-LABEL = "copilot-handoff"
-# What a worker and its runtime need (capacity.py: a peak of 330-500 MiB was measured).
-RESOURCES = {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
-
-
-class PodHost(Host):
-    """A pod of a cluster, as a host for the worker's spec: it has its own runtime (the
-    image's) and gets no environment of ours. The cluster starts it, never this tool."""
-
-    kind = "pod"
-    carries_environment = False
-    has_own_runtime = True
-
-    async def start_worker(self, tracker, store, stderr, cwd, launch: Launch = Launch()):
-        raise RuntimeError("a cluster's pods are started by applying the manifests, not by handoff run")
-
-    def home(self, store) -> str:
-        return HOME
-
-    def witness_url(self, url: str) -> str:
-        return f"http://{WITNESS_NAME}:{WITNESS_PORT}"
-
-
-def _refusal(scenario: Scenario) -> str | None:
-    if scenario.store == StoreKind.SQLITE:
-        return "its store is a SQLite file, which one machine holds; use a postgres scenario"
-    for step in scenario.steps:
-        where = f"step '{step.name}'"
-        if step.restart:
-            return f"{where} restarts a container: a Job's finished pod is not started again"
-        if step.home == HomeKind.COPIED:
-            return f"{where} has home 'copied', which the coordinator copies between steps"
-        if step.faults or Action.HOLD in step.actions:
-            return f"{where} has a fault, which the coordinator injects at a fault point of the worker"
-        if step.device:
-            return f"{where} is done in a browser (device {step.device!r}), which no Job of a cluster drives"
-        if step.guarded:
-            return f"{where} is guarded: the coordinator mints its ids with a key it makes for each run"
-        other = [f"{kind} {version}" for kind, version, default in (
-            ("runtime", step.runtime, versions.DEFAULT_RUNTIME), ("SDK", step.sdk, versions.DEFAULT_SDK))
-            if version not in (None, default)]
-        if other:
-            return f"{where} names {' and '.join(other)}: the image holds the default runtime and SDK only"
-        if Action.CREATE_WITHOUT_ID in step.actions and any(later.session == StepSession.PASSED for later in
-                                                       scenario.steps[scenario.steps.index(step) + 1:]):
-            return f"{where} lets the runtime choose the id, which the coordinator reads from its events to pass on"
-    return None
 
 
 def _name(*parts: str) -> str:
@@ -154,7 +106,7 @@ def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: st
     if backend.kind not in (WITNESS, WITNESS_COPILOT_API):
         raise UserError(f"{scenario.name} cannot be exported to Kubernetes with that backend: a cluster's steps ask "
                         f"the witness, as the Copilot API (--backend witness) or as a BYOK provider (witness-byok)")
-    problem = _refusal(scenario)
+    problem = cluster_refusal(scenario)
     if problem:
         raise UserError(f"{scenario.name} cannot be exported to Kubernetes: {problem}")
     if scenario.store == StoreKind.POSTGRES and not store_url:
@@ -171,17 +123,14 @@ def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: st
         steps += _step(scenario, step, image, spec, *names[step.name])
     objects = _witness(scenario, image, holders)
     if scenario.store == StoreKind.HOME and any(step.home == HomeKind.SHARED for step in scenario.steps):
-        objects.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                        "metadata": {"name": _name(scenario.name, "home"),
-                                     "labels": _labels(scenario, **{f"{LABEL}/role": "home"})},
-                        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}}})
+        objects.append(pod.claim(_name(scenario.name, "home"), _labels(scenario, **{f"{LABEL}/role": "home"})))
     return objects + steps
 
 
 def _spec(scenario: Scenario, step: Step, fact: Fact, store_url: str | None, session_id: str,
           backend: Backend) -> WorkerSpec:
     host = PodHost(step.host)
-    return worker_spec(scenario.name, step, host, HOME, session_id, fact=fact, backend=backend, runtime_path="",
+    return worker_spec(scenario.name, step, host, pod.HOME, session_id, fact=fact, backend=backend, runtime_path="",
                        witness_url=host.witness_url(""),
                        store_url=store_url if scenario.store == StoreKind.POSTGRES else None)
 
@@ -189,24 +138,7 @@ def _spec(scenario: Scenario, step: Step, fact: Fact, store_url: str | None, ses
 def _step(scenario: Scenario, step: Step, image: str, spec: WorkerSpec, job: str, label: str) -> list[dict]:
     labels = _labels(scenario, **{f"{LABEL}/step": label, f"{LABEL}/host": _name(step.host)})
     shared = scenario.store == StoreKind.HOME and step.home == HomeKind.SHARED
-    home = {"persistentVolumeClaim": {"claimName": _name(scenario.name, "home")}} if shared else {"emptyDir": {}}
-    secret = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-              "metadata": {"name": f"{job}-spec", "labels": labels},
-              "stringData": {"spec.json": json.dumps(json.loads(spec.to_json()), indent=1)}}
-    worker = {
-        "name": "worker", "image": image,
-        # The whole file (indented JSON): stdin would give the worker its first line only.
-        "command": ["python", "-m", "handoff.worker", SPEC_OPTION, f"{SPEC_DIR}/spec.json"],
-        "env": [{"name": "HOME", "value": "/mnt/user"}, {"name": "TMPDIR", "value": "/tmp"}],
-        "resources": RESOURCES,
-        "volumeMounts": [{"name": "home", "mountPath": HOME}, {"name": "user", "mountPath": "/mnt/user"},
-                         {"name": "spec", "mountPath": SPEC_DIR, "readOnly": True}],
-    }
-    pod = {"restartPolicy": "Never", "containers": [worker],
-           "volumes": [{"name": "home", **home}, {"name": "user", "emptyDir": {}},
-                       {"name": "spec", "secret": {"secretName": f"{job}-spec"}}]}
-    return [secret, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job, "labels": labels},
-                     "spec": {"backoffLimit": 0, "template": {"metadata": {"labels": labels}, "spec": pod}}}]
+    return pod.step_objects(spec.to_json().decode(), image, job, labels, _name(scenario.name, "home") if shared else None)
 
 
 def _witness(scenario: Scenario, image: str, holders: dict[str, copilot_api.Holder]) -> list[dict]:

@@ -29,7 +29,7 @@ IMAGE = "registry.example/copilot-handoff:1"
 
 
 def exportable() -> list[str]:
-    return [name for name, path in scenario_files.available().items() if k8s._refusal(scenario_files.load(path)) is None]
+    return [name for name, path in scenario_files.available().items() if scenario_files.cluster_refusal(scenario_files.load(path)) is None]
 
 
 def test_most_scenarios_map_onto_a_cluster():
