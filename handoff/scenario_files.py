@@ -454,7 +454,7 @@ def load(path: Path) -> Scenario:
             raise read.fail(field, "is empty: every scenario says what it is and what it does and does not prove")
     if not one_line(read.get("title", str)):
         raise read.fail("title", "must be one line (it heads the scenario's rows and sections)")
-    return Scenario(
+    scenario = Scenario(
         name=path.stem,
         title=read.get("title", str),
         proves=read.get("proves", str),
@@ -471,6 +471,23 @@ def load(path: Path) -> Scenario:
         does_not_prove_in_short=_one_line(read, "does_not_prove_in_short"),
         tags=tuple(tags),
     )
+    _pod_rules(path, scenario)
+    return scenario
+
+
+def _pod_rules(path: Path, scenario: Scenario) -> None:
+    """A scenario on pods is played from its cluster objects: every step is a pod's, and
+    nothing the manifests cannot hold."""
+    if HostKind.POD not in scenario.hosts.values():
+        return
+    elsewhere = next((step for step in scenario.steps if scenario.hosts.get(step.host) != HostKind.POD), None)
+    if elsewhere is not None:
+        raise UserError(f"{path}: step '{elsewhere.name}' runs on '{elsewhere.host}', but the scenario has pod hosts: "
+                        f"a scenario on pods is played from its Kubernetes objects, every step a pod's")
+    problem = cluster_refusal(scenario)
+    if problem:
+        raise UserError(f"{path}: a scenario on pods is played from its Kubernetes objects, which cannot hold it: "
+                        f"{problem}")
 
 
 def _turn_timeout(read: Fields) -> float:

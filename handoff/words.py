@@ -222,9 +222,11 @@ class HostKind(StrEnum):
     NAMESPACE = "namespace"  # a simulated machine: network and mount namespaces of its own
     SSH = "ssh"  # a simulated machine reached only through OpenSSH
     CONTAINER = "container"  # a container on a real engine
+    POD = "pod"  # a Kubernetes pod, played from the step's exported objects by podman
 
 
-HOST_KINDS = (HostKind.NAMESPACE, HostKind.SSH, HostKind.CONTAINER)  # what a scenario's [hosts] may name
+HOST_KINDS = (HostKind.NAMESPACE, HostKind.SSH, HostKind.CONTAINER, HostKind.POD)  # what a scenario's [hosts] may name
+ENGINE_HOST_KINDS = (HostKind.CONTAINER, HostKind.POD)  # hosts a container engine runs
 
 
 class CallKind(StrEnum):

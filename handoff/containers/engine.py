@@ -35,7 +35,9 @@ ENGINES = ("podman", "docker")
 STATE = PROJECT_ROOT / ".state" / "containers"
 CONFIG = STATE / "containers.conf"
 NAME_PREFIX = "handoff-"
-KINDS = ("container", "volume", "network")  # what the tool makes in an engine, in removal order
+# What the tool makes in an engine, in removal order (a pod takes its containers with it).
+KINDS = ("pod", "container", "volume", "network")
+PODMAN_ONLY = ("pod",)  # docker has no pods
 COMMAND_TIMEOUT = 60.0
 PID_MAX_FALLBACK = 32768
 
@@ -159,7 +161,10 @@ class Engine:
     def names(self, kind: str, strict: bool = False) -> list[str]:
         """The names of the tool's containers, volumes or networks in this engine (every
         owner's); [] when the engine cannot be asked (``strict``: EngineError then)."""
-        listing = {"container": ("ps", "--all", "--format", "{{.Names}}"),
+        if kind in PODMAN_ONLY and self.name != "podman":
+            return []
+        listing = {"pod": ("pod", "ps", "--format", "{{.Name}}"),
+                   "container": ("ps", "--all", "--format", "{{.Names}}"),
                    "volume": ("volume", "ls", "--format", "{{.Name}}"),
                    "network": ("network", "ls", "--format", "{{.Name}}")}[kind]
         try:
@@ -177,7 +182,8 @@ class Engine:
         # podman's rm would first try the stop signal and wait (a worker, process 1 of its
         # container, ignores SIGTERM); --time 0 kills at once, as docker's rm --force does
         now = ("--time", "0") if self.name == "podman" else ()
-        command = {"container": ("rm", "--force", "--volumes", *now), "volume": ("volume", "rm", "--force"),
+        command = {"pod": ("pod", "rm", "--force", *now),
+                   "container": ("rm", "--force", "--volumes", *now), "volume": ("volume", "rm", "--force"),
                    "network": ("network", "rm", "--force")}[kind]
         try:
             self.run_sync(*command, *names)

@@ -1,7 +1,7 @@
 """Placing a scenario's steps on hosts: which hosts it gets, and why it cannot run here.
 
-A scenario names its hosts by kind (``[hosts] b = "namespace"``, ``"ssh"`` or
-``"container"``); ``--host NAME=ssh://`` turns one into a real machine. What a host can do is asked of the host's properties
+A scenario names its hosts by kind (``[hosts] b = "namespace"``, ``"ssh"``,
+``"container"`` or ``"pod"``); ``--host NAME=ssh://`` turns one into a real machine. What a host can do is asked of the host's properties
 (handoff/hosts/base.py); nothing here looks at a host's class. A step that names a
 runtime or SDK version runs that version or not at all: one that is not installed makes
 the scenario *skipped*, with the command that installs it.
@@ -22,10 +22,11 @@ from handoff.hosts.capability import missing_capability
 from handoff.hosts.container import ContainerHost, node_problem
 from handoff.hosts.local import LocalHost
 from handoff.hosts.namespace import NamespaceHost
+from handoff.hosts.played import PlayedPodHost
 from handoff.hosts.ssh import NamespaceSshHost, SshHost
 from handoff.protocol import COPILOT
 from handoff.scenario import Scenario, Step
-from handoff.words import FaultPoint, HostKind
+from handoff.words import ENGINE_HOST_KINDS, FaultPoint, HostKind
 
 
 def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
@@ -54,8 +55,10 @@ def why_not_runnable(scenario: Scenario, services: RunServices) -> str | None:
         if settings.backend.kind == COPILOT:
             return f"host '{name}' ({kind}): a simulated host has no route to the Copilot service on the internet"
         problem = missing_capability(kind) or (None if services.lan else services.lan_problem)
-        if problem is None and kind == HostKind.CONTAINER:
+        if problem is None and kind in ENGINE_HOST_KINDS:
             problem = services.containers.problem
+        if problem is None and kind == HostKind.POD and services.containers.engine.name != "podman":
+            problem = f"pods are played by `podman kube play`; {services.containers.engine.name} has no such command"
         if problem:
             return f"host '{name}' ({kind}): {problem}"
     return None
@@ -91,6 +94,8 @@ def open_hosts(scenario: Scenario, services: RunServices, workdir: Path, hosts: 
             hosts[name] = NamespaceHost(name, services.lan, [services.run_dir], services.zygote)
         elif kind == HostKind.CONTAINER:
             hosts[name] = ContainerHost(name, services.containers.setup, containers)
+        elif kind == HostKind.POD:
+            hosts[name] = PlayedPodHost(name, services.containers.setup, containers, scenario.name)
         else:
             machine = NamespaceHost(name, services.lan, [services.run_dir])
             hosts[name] = NamespaceSshHost(name, machine, workdir / f"ssh-{name}", witness.hostname, witness.port)

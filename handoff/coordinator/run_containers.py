@@ -47,12 +47,13 @@ class RunContainers:
         self.setup: ContainerSetup | None = None
         self.problem: str | None = None  # why container scenarios cannot run here
 
-    async def create_network(self, tracker: ProcessTracker, lan_problem: str | None) -> str | None:
-        """For an engine that cannot join the LAN, first: the engine is asked whether it
+    async def create_network(self, tracker: ProcessTracker, lan_problem: str | None, pods: bool = False) -> str | None:
+        """For an engine that cannot join the LAN, or a run with pods (podman cannot put a
+        pod in a namespace of ours, hosts/played.py), first: the engine is asked whether it
         works and its network is made, so that the database knows the subnet to let in.
         Returns that subnet (None: there is none)."""
         self.problem = lan_problem
-        if self.problem is None and not self.engine.joins_namespaces:
+        if self.problem is None and (pods or not self.engine.joins_namespaces):
             self.problem = await asyncio.to_thread(self.engine.problem)
             if self.problem is None:
                 try:
@@ -64,7 +65,7 @@ class RunContainers:
     async def start(self, tracker: ProcessTracker, lan: Lan) -> None:
         """The engine checked (if creating the network did not), the image (built now if
         this machine has never built it) and the lifeline."""
-        if self.problem is None and self.engine.joins_namespaces:
+        if self.problem is None and self.network.subnet is None:
             self.problem = await asyncio.to_thread(self.engine.problem)
         if self.problem is not None:
             return
@@ -79,14 +80,14 @@ class RunContainers:
             return
         lifeline = await self.lifeline.start(lan.gateway)
         joins = self.engine.joins_namespaces
-        self.setup = ContainerSetup(self.engine, recipe.tag, None if joins else self.network.name, lifeline,
-                                    self.runtime, self.run_dir / "containers", lan=lan if joins else None)
+        self.setup = ContainerSetup(self.engine, recipe.tag, self.network.name if self.network.subnet else None,
+                                    lifeline, self.runtime, self.run_dir / "containers", lan=lan if joins else None)
 
     def close(self) -> None:
-        """Whatever a scenario did not remove (an interrupted one): this run's containers,
-        then its volumes, then its network. (The lifeline was let go of in the event loop.)"""
+        """Whatever a scenario did not remove (an interrupted one): this run's pods, then
+        containers, then volumes, then its network. (The lifeline was let go of in the event loop.)"""
         if self.setup is None and self.network.subnet is None:  # nothing was made in the engine
             return
-        for kind in ("container", "volume"):
+        for kind in ("pod", "container", "volume"):
             self.engine.remove_sync(kind, [name for name in self.engine.names(kind) if name.startswith(self.prefix)])
         self.network.close()

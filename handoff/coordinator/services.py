@@ -42,7 +42,7 @@ from handoff.stores.postgres_server import ThrowawayPostgres
 from handoff.stores.shared import RunDatabases
 from handoff.witness.launch import WitnessStartError, start_witness
 from handoff.witness.tags import RUN_TOKEN_VARIABLE
-from handoff.words import HostKind, StoreKind
+from handoff.words import ENGINE_HOST_KINDS, HostKind, StoreKind
 
 
 class CoordinatorError(Exception):
@@ -100,9 +100,10 @@ class RunServices:
 
     async def start(self, scenarios: list[Scenario]) -> None:
         self._start_lan(scenarios)
-        containers = any(kind == HostKind.CONTAINER for s in scenarios for kind in s.hosts.values())
+        containers = any(kind in ENGINE_HOST_KINDS for s in scenarios for kind in s.hosts.values())
         if containers:  # first: the database must know an engine network's subnet, if there is one
-            self._container_subnet = await self.containers.create_network(self.tracker, self.lan_problem)
+            pods = any(kind == HostKind.POD for s in scenarios for kind in s.hosts.values())
+            self._container_subnet = await self.containers.create_network(self.tracker, self.lan_problem, pods)
         # None of these needs another, and each takes a moment: start them side by side. Every
         # scenario needs the witness; only some need the zygote (its SDK import is the longest
         # start, ~0.9 s), the database or the containers' image, and the others start while
@@ -128,7 +129,7 @@ class RunServices:
             await asyncio.shield(self._zygote)  # its failure ends the run (the scenarios running are stopped)
         if scenario.store == StoreKind.POSTGRES and self._database is not None:
             await asyncio.shield(self._database)
-        if any(kind == HostKind.CONTAINER for kind in scenario.hosts.values()) and self._containers is not None:
+        if any(kind in ENGINE_HOST_KINDS for kind in scenario.hosts.values()) and self._containers is not None:
             await asyncio.shield(self._containers)
 
     def _forks_workers(self, scenario: Scenario) -> bool:

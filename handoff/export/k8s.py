@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shlex
 
 import yaml
@@ -51,7 +50,7 @@ from handoff.coordinator.specs import worker_spec
 from handoff.errors import UserError
 from handoff.fact import Fact
 from handoff.hosts import pod
-from handoff.hosts.pod import LABEL, SPEC_DIR, WITNESS_NAME, WITNESS_PORT, PodHost
+from handoff.hosts.pod import LABEL, WITNESS_NAME, WITNESS_PORT, PodHost, dns_label
 from handoff.printable import one_line
 from handoff.protocol import DEFAULT_RUN_BACKEND, WITNESS, WITNESS_COPILOT_API, Backend, WorkerSpec
 from handoff.scenario import Scenario, Step
@@ -61,12 +60,6 @@ from handoff.witness.tags import TOKENS_VARIABLE
 from handoff.words import HomeKind, StepSession, StoreKind
 
 WITNESS_TOKENS = f"{WITNESS_NAME}-tokens"  # the Secret of the tokens the witness accepts (the Copilot API's path)
-
-
-def _name(*parts: str) -> str:
-    """An RFC 1123 label (what Kubernetes names must be): lowercase, digits, '-', at most 63."""
-    text = re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")
-    return text[:63].rstrip("-")
 
 
 def _told_apart(name: str, original: str) -> str:
@@ -80,8 +73,8 @@ def step_names(scenario: Scenario) -> dict[str, tuple[str, str]]:
     (``A`` and ``a``, ``tell_step`` and ``tell-step``, names alike in their first 63
     characters): those are told apart by a hash of their own names. Two objects of one
     kind and name would replace each other, and a label two Jobs share would apply both."""
-    jobs = {step.name: _name(scenario.name, step.name) for step in scenario.steps}
-    labels = {step.name: _name(step.name) for step in scenario.steps}
+    jobs = {step.name: dns_label(scenario.name, step.name) for step in scenario.steps}
+    labels = {step.name: dns_label(step.name) for step in scenario.steps}
     clashing = {step for step in jobs if list(jobs.values()).count(jobs[step]) > 1
                 or list(labels.values()).count(labels[step]) > 1}
     names = {step: (_told_apart(jobs[step], step), _told_apart(labels[step], step)) if step in clashing
@@ -95,7 +88,7 @@ def step_names(scenario: Scenario) -> dict[str, tuple[str, str]]:
 
 
 def _labels(scenario: Scenario, **more: str) -> dict[str, str]:
-    return {"app.kubernetes.io/name": LABEL, f"{LABEL}/scenario": _name(scenario.name), **more}
+    return {"app.kubernetes.io/name": LABEL, f"{LABEL}/scenario": dns_label(scenario.name), **more}
 
 
 def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: str | None = None,
@@ -123,7 +116,7 @@ def manifests(scenario: Scenario, image: str, fact: Fact = Fact(), store_url: st
         steps += _step(scenario, step, image, spec, *names[step.name])
     objects = _witness(scenario, image, holders)
     if scenario.store == StoreKind.HOME and any(step.home == HomeKind.SHARED for step in scenario.steps):
-        objects.append(pod.claim(_name(scenario.name, "home"), _labels(scenario, **{f"{LABEL}/role": "home"})))
+        objects.append(pod.claim(dns_label(scenario.name, "home"), _labels(scenario, **{f"{LABEL}/role": "home"})))
     return objects + steps
 
 
@@ -136,9 +129,9 @@ def _spec(scenario: Scenario, step: Step, fact: Fact, store_url: str | None, ses
 
 
 def _step(scenario: Scenario, step: Step, image: str, spec: WorkerSpec, job: str, label: str) -> list[dict]:
-    labels = _labels(scenario, **{f"{LABEL}/step": label, f"{LABEL}/host": _name(step.host)})
+    labels = _labels(scenario, **{f"{LABEL}/step": label, f"{LABEL}/host": dns_label(step.host)})
     shared = scenario.store == StoreKind.HOME and step.home == HomeKind.SHARED
-    return pod.step_objects(spec.to_json().decode(), image, job, labels, _name(scenario.name, "home") if shared else None)
+    return pod.step_objects(spec.to_json().decode(), image, job, labels, dns_label(scenario.name, "home") if shared else None)
 
 
 def _witness(scenario: Scenario, image: str, holders: dict[str, copilot_api.Holder]) -> list[dict]:
@@ -177,9 +170,9 @@ def render(scenario: Scenario, objects: list[dict], file: str = "FILE") -> str:
     # Comments hold only what the tool made of checked names, and the file's path with every
     # control character escaped: text of the scenario's (its title) goes into the objects,
     # where the YAML library writes it as data (the witness's title annotation).
-    selector = f"{LABEL}/scenario={_name(scenario.name)}"
+    selector = f"{LABEL}/scenario={dns_label(scenario.name)}"
     file = one_line(shlex.quote(str(file)))
-    lines = [f"# {_name(scenario.name)}: see the annotation {LABEL}/title for its title",
+    lines = [f"# {dns_label(scenario.name)}: see the annotation {LABEL}/title for its title",
              f"# Made by `handoff export k8s {scenario.name}`; not run on a cluster by this project.",
              "# Apply the witness (and the shared home's claim) first, then each step, each after the previous",
              "# step's Job has completed (that order is the coordinator's id relay):",

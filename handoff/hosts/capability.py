@@ -10,6 +10,8 @@ from pathlib import Path
 from handoff.hosts.ssh import SSHD
 from handoff.words import HostKind
 
+CATATONIT = ("/usr/bin/catatonit", "/usr/libexec/podman/catatonit")  # where podman looks for it
+
 
 def missing_capability(kind: str) -> str | None:
     """Why this machine cannot make hosts of ``kind``, or None when it can."""
@@ -21,7 +23,10 @@ def missing_capability(kind: str) -> str | None:
     for tool, package in (("ip", "iproute2"), ("unshare", "util-linux")):
         if shutil.which(tool) is None:
             return f"`{tool}` is missing: install {package} (make setup does, as root)"
-    if kind == HostKind.CONTAINER:
+    if kind == HostKind.POD and not any(Path(place).is_file() for place in CATATONIT):
+        return ("`podman kube play` starts each pod with an infra container that runs catatonit: install catatonit "
+                "(make setup does, as root)")
+    if kind in (HostKind.CONTAINER, HostKind.POD):
         return None  # the engine, the image and the LAN are checked when a run starts (coordinator/run_containers.py)
     if kind == HostKind.SSH:
         if not Path(SSHD).is_file():

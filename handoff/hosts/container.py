@@ -71,7 +71,7 @@ class ContainerSetup:
 
     engine: Engine
     image: str  # the worker image's tag
-    network: str | None  # the run's engine network, where the engine cannot join the LAN (docker)
+    network: str | None  # the run's engine network, where the engine cannot join the LAN (docker) or for pods
     lifeline: str  # address:port of the run's lifeline
     runtime: Path  # the runtime executable, mounted at its own path
     pid_dir: Path  # where the engine writes each container's process id

@@ -11,9 +11,11 @@ witness is reached by its Service's name.
 from __future__ import annotations
 
 import json
+import re
 
 from handoff.hosts.base import Host, Launch
 from handoff.protocol import SPEC_OPTION
+from handoff.words import HostKind
 
 WITNESS_NAME = "handoff-witness"  # the witness's Service: the name a step's worker reaches it by
 WITNESS_PORT = 8080
@@ -31,7 +33,7 @@ class PodHost(Host):
     """A pod of a cluster, as a host for the worker's spec: it has its own runtime (the
     image's) and gets no environment of ours. The cluster starts it, never this tool."""
 
-    kind = "pod"
+    kind = HostKind.POD
     carries_environment = False
     has_own_runtime = True
 
@@ -43,6 +45,12 @@ class PodHost(Host):
 
     def witness_url(self, url: str) -> str:
         return f"http://{WITNESS_NAME}:{WITNESS_PORT}"
+
+
+def dns_label(*parts: str) -> str:
+    """An RFC 1123 label (what Kubernetes names must be): lowercase, digits, '-', at most 63."""
+    text = re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")
+    return text[:63].rstrip("-")
 
 
 def claim(name: str, labels: dict[str, str]) -> dict:

@@ -197,10 +197,18 @@ def on_container(step: StepRecord, record: ScenarioRecord) -> bool:
     return record.scenario.hosts.get(step.host) == HostKind.CONTAINER
 
 
+def on_pod(step: StepRecord, record: ScenarioRecord) -> bool:
+    return record.scenario.hosts.get(step.host) == HostKind.POD
+
+
 def _store(step: StepRecord, record: ScenarioRecord, key: str) -> Participant:
     if step.store != StoreKind.HOME:
         name = {StoreKind.POSTGRES: "PostgreSQL", StoreKind.SQLITE: "SQLite"}.get(step.store, step.store)
         return Participant(key, "store", name, ("SessionFs store", "every step's session files"))
+    if on_pod(step, record):  # the home is a claim, which podman makes a volume
+        if step.home == HomeKind.SHARED:
+            return Participant(key, "store", "shared claim", ("one claim's volume", "every step's pod mounts"))
+        return Participant(key, "store", f"{step.step}'s own claim", ("a new claim", "empty when it started"))
     if on_container(step, record):  # the home is a volume of the container engine
         if step.home == HomeKind.SHARED:
             return Participant(key, "store", "shared volume", ("one named volume", "every step mounts"))
@@ -235,6 +243,8 @@ def participants(history: ScenarioHistory, backend: Backend, coordinated: bool =
         where = f"pid {ready.pid} on {ready.hostname}" if ready else "no runtime started"
         if ready and on_container(step, record):  # the hostname is the container's, named for the host
             where = f"pid {ready.pid} in container {ready.hostname}"
+        if ready and on_pod(step, record):
+            where = f"pid {ready.pid} in pod {ready.hostname}"
         # Which SDK the worker ran, where the scenario is about SDKs (one SDK's page is as it was).
         sdk = (CALLS[sdk_language(step_history, spec)].version(ready.sdk_version),) if ready and mixed else ()
         if coordinated and spec.device:  # the worker serves the chat and drives its page (handoff/chat/worker.py)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from handoff.checker.verdicts import RunJudgement, ScenarioJudgement
 from handoff.report.outcomes import Standing, judged_turns, standing
 from handoff.scenario import Scenario
-from handoff.words import HostKind, StoreKind, TurnKind, Verdict
+from handoff.words import ENGINE_HOST_KINDS, HostKind, StoreKind, TurnKind, Verdict
 
 NOT_KEPT = "the controls lost it"  # lost, refused or failed, as the scenario file expects
 # (condition, what a rung that kept the fact shows there, what one that did not shows)
@@ -47,9 +47,9 @@ def condition(scenario: Scenario) -> str:
     if any(step.guarded or step.principal != "alice" for step in steps):
         return "authorization"
     kinds = {scenario.hosts.get(step.host, HostKind.LOCAL) for step in steps}
-    if HostKind.CONTAINER in kinds:
+    if kinds & set(ENGINE_HOST_KINDS):  # a pod is played as containers too
         return "new container"
-    if kinds - {HostKind.LOCAL, HostKind.CONTAINER}:
+    if kinds - {HostKind.LOCAL, *ENGINE_HOST_KINDS}:
         return "new machine"
     if scenario.store != StoreKind.HOME:
         return "database store"

@@ -288,10 +288,11 @@ def what_was_proved(record: RunRecord, judgement: RunJudgement) -> str:
 
 
 def _with_timed_notes(table: str, judgement: RunJudgement) -> str:
-    """The table, and under it a note for each verdict that rested on a time-out."""
+    """The table, and right under it, as its footnotes (the default matrix's output has no
+    line to spare), a note for each verdict that rested on a time-out."""
     notes = [_fitted(cells.timed_note(turn)) for scenario in judgement.scenarios for turn in scenario.turns
              if turn.timed]
-    return "\n".join([table, "", *notes]) if notes else table
+    return "\n".join([table, *notes])
 
 
 def render(record: RunRecord, judgement: RunJudgement, wide: bool = False) -> str:

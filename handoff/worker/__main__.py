@@ -54,10 +54,10 @@ def _spec_text(arguments: list[str]) -> bytes:
             return file.read()
     if arguments:
         raise ValueError(f"unknown arguments {' '.join(arguments)!r}: give none (the spec on stdin) or {SPEC_OPTION} FILE")
-    return _spec_line()
+    return first_line()
 
 
-def _spec_line() -> bytes:
+def first_line() -> bytes:
     """The first line of stdin, read without buffering past it: the lines after it are
     the coordinator's releases, read later by the interpreter."""
     data = b""

@@ -100,6 +100,14 @@ class Outcome:
     def steps(self, name: str) -> dict[str, StepEvents]:
         return {step.step: step.view() for step in self.scenario(name).steps}
 
+    def ran(self, name: str) -> dict[str, StepEvents]:
+        """The steps of a scenario this machine may not be able to run (containers, pods):
+        the test is skipped, with the run's reason, where it could not."""
+        skipped = self.scenario(name).skipped
+        if skipped:
+            pytest.skip(skipped)
+        return self.steps(name)
+
     def turns(self, name: str | None = None) -> list[TurnJudgement]:
         return [t for t in self.judgement.turns if name is None or t.scenario == name]
 

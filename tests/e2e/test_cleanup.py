@@ -116,8 +116,22 @@ def _running_containers(owner: int) -> list[str]:
     return [name for name in out.split() if name.startswith(mark)]
 
 
-@pytest.mark.skipif(missing_capability("container") is not None or Engine().problem() is not None,
-                    reason=str(missing_capability("container") or Engine().problem()))
+def _pod_started(run: subprocess.Popen, timeout: float = 180) -> None:
+    """Wait until a step's pod runs its worker (the image may be built first)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and run.poll() is None:
+        if any(name.endswith("-worker") for name in _running_containers(run.pid)):
+            return
+        time.sleep(0.05)
+    run.kill()
+    pytest.fail(f"no pod's worker ran within {timeout:.0f} s: {run.communicate()[1][-500:]}")
+
+
+PODS = missing_capability("pod") or Engine().problem()
+CONTAINERS = missing_capability("container") or Engine().problem()
+
+
+@pytest.mark.skipif(CONTAINERS is not None, reason=str(CONTAINERS))
 def test_after_sigkill_no_container_runs_and_clean_removes_its_volume_and_network():
     """A container scenario killed mid-step with SIGKILL: the run's containers stop by
     themselves (their lifeline), and what is left — the stopped container and its volume
@@ -139,17 +153,37 @@ def test_after_sigkill_no_container_runs_and_clean_removes_its_volume_and_networ
     assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
 
 
-@pytest.mark.skipif(missing_capability("container") is not None or Engine().problem() is not None,
-                    reason=str(missing_capability("container") or Engine().problem()))
-def test_ctrl_c_during_a_container_step_removes_the_containers_volumes_and_network():
-    run = _start("cross-container-volume")
-    _container_runtime_started(run)
+@pytest.mark.parametrize("scenario, kind", [("cross-container-volume", "container"), ("cross-pod-claim", "pod")])
+def test_ctrl_c_during_a_container_or_pod_step_removes_what_the_engine_holds(scenario, kind):
+    problem = CONTAINERS if kind == "container" else PODS
+    if problem is not None:
+        pytest.skip(str(problem))
+    run = _start(scenario)
+    (_container_runtime_started if kind == "container" else _pod_started)(run)
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=120)
     assert run.returncode == 130, stderr
     assert "Traceback" not in stderr and "Exception in callback" not in stderr
     assert stderr.strip().endswith("error: interrupted; every worker, runtime and temporary file was removed")
     assert [leftover for leftover in leftovers.find() + leftovers.find(of=run.pid) if leftover.owner == run.pid] == []
+    assert _running_containers(run.pid) == []
+
+
+@pytest.mark.skipif(PODS is not None, reason=str(PODS))
+def test_after_sigkill_clean_removes_the_pods_their_volumes_and_the_network():
+    """A played pod scenario killed mid-step with SIGKILL: a pod is not ours to stop by a
+    lifeline (it runs the exported objects), so what is left — the pod, its ConfigMap's
+    and claim's volumes, the run's network — is `handoff clean`'s to remove."""
+    run = _start("cross-pod-claim")
+    _pod_started(run)
+    run.kill()
+    run.wait(timeout=30)
+    left = [leftover for leftover in leftovers.find() if leftover.owner == run.pid]
+    assert {leftover.kind for leftover in left} >= {"pod", "volume", "network"}
+    clean = subprocess.run([sys.executable, "-m", "handoff", "clean"], capture_output=True, text=True, timeout=120)
+    assert clean.returncode == 0, clean.stderr
+    assert [leftover for leftover in leftovers.find() if leftover.owner == run.pid] == []
+    assert _running_containers(run.pid) == []
 
 
 @pytest.mark.parametrize("gap", [0.005, 0.02])

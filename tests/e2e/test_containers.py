@@ -26,17 +26,8 @@ pytestmark = pytest.mark.e2e
 ENGINE_KINDS = ("container", "volume", "network")
 
 
-def ran(outcome, name: str):
-    """The steps of a container scenario of the default matrix; skipped, with the run's
-    reason, where this machine could not run it."""
-    skipped = outcome.scenario(name).skipped
-    if skipped:
-        pytest.skip(skipped)
-    return outcome.steps(name)
-
-
 def test_each_step_ran_in_a_container_of_its_own(matrix):
-    a, b = ran(matrix, "cross-container-volume").values()
+    a, b = matrix.ran("cross-container-volume").values()
     assert (a.ready.pid, b.ready.pid) == (1, 1)  # each the first process of its own PID namespace
     assert (a.ready.hostname, b.ready.hostname) == ("ctr-a-1", "ctr-b-1")
     assert a.ready.address != b.ready.address
@@ -47,7 +38,7 @@ def test_each_step_ran_in_a_container_of_its_own(matrix):
 
 
 def test_a_restart_is_the_same_container_and_a_new_container_is_not(matrix):
-    steps = ran(matrix, "container-restart-anonymous-volume")
+    steps = matrix.ran("container-restart-anonymous-volume")
     assert [steps[name].ready.hostname for name in "ABC"] == ["ctr-a-1", "ctr-a-1", "ctr-a-2"]
     assert len({steps[name].ready.address for name in "ABC"}) == 1  # one machine, whichever of its containers
     kept, lost = matrix.asked("container-restart-anonymous-volume")
@@ -56,13 +47,13 @@ def test_a_restart_is_the_same_container_and_a_new_container_is_not(matrix):
 
 
 def test_containers_with_nothing_shared_lose_the_session(matrix):
-    ran(matrix, "cross-container-nothing-shared")
+    matrix.ran("cross-container-nothing-shared")
     [turn] = matrix.asked("cross-container-nothing-shared")
     assert turn.verdict == Verdict.LOST and "Session not found" in turn.reason
 
 
 def test_containers_reach_postgresql_over_the_simulated_lan(matrix):
-    a, b = ran(matrix, "cross-container-postgres").values()
+    a, b = matrix.ran("cross-container-postgres").values()
     assert a.ready.store and a.ready.store == b.ready.store
     assert "127.0.0.1" not in a.ready.store  # the LAN's gateway, where the container host is a machine
     [turn] = matrix.asked("cross-container-postgres")
@@ -70,7 +61,7 @@ def test_containers_reach_postgresql_over_the_simulated_lan(matrix):
 
 
 def test_nothing_of_the_runs_is_left_in_the_engine(matrix):
-    ran(matrix, "cross-container-volume")
+    matrix.ran("cross-container-volume")
     mine = [left for left in leftovers.find(of=os.getpid()) if left.kind in ENGINE_KINDS]
     assert mine == []
 

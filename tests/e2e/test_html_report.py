@@ -111,7 +111,7 @@ def test_every_scenario_has_a_diagram_with_its_lanes_and_arrows(opened, matrix):
         for step in scenario.steps:
             ready = step.view().ready
             if ready is not None:  # each worker's pid and host (or container), under its name
-                where = "in container" if scenario.scenario.hosts.get(step.host) == "container" else "on"
+                where = {"container": "in container", "pod": "in pod"}.get(scenario.scenario.hosts.get(step.host), "on")
                 header = svg.locator(f"g.lane[data-lane='worker:{step.step}'] text").all_text_contents()
                 assert f"pid {ready.pid} {where} {ready.hostname}" in " ".join(header)  # on one line or more
         drawn = svg.locator("g.message, g.note").evaluate_all(

@@ -27,3 +27,16 @@ def test_thousands_of_restarts_on_one_host_are_one_store():
     """Each restart used to look back through the ones before it, once per restart."""
     record = scenario(("A", "box", "own", "home"), *((f"R{n}", "box", "restarted", "home") for n in range(3_000)))
     assert set(store_keys(record)) == {"store:own:A"}
+
+
+def test_a_pod_s_home_is_drawn_as_its_claim_and_its_worker_as_in_the_pod():
+    from dataclasses import replace
+
+    from handoff.report.sequence import _store
+
+    record = scenario(("A", "a", "shared", "home"), ("B", "b", "own", "home"), ("C", "c", "own", "postgres"))
+    record.scenario = replace(record.scenario, hosts={"a": "pod", "b": "pod", "c": "pod"})
+    shared, own, database = (_store(step, record, "k") for step in record.steps)
+    assert (shared.title, own.title, database.title) == ("shared claim", "B's own claim", "PostgreSQL")
+    record.scenario = replace(record.scenario, hosts={"a": "container", "b": "container", "c": "container"})
+    assert _store(record.steps[0], record, "k").title == "shared volume"

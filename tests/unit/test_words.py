@@ -20,7 +20,7 @@ STORED = {
     words.WorkerStage: ("read-spec", "start", "stop"),
     words.HomeKind: ("shared", "own", "copied", "anonymous", "restarted"),
     words.StoreKind: ("home", "sqlite", "postgres"),
-    words.HostKind: ("local", "namespace", "ssh", "container"),
+    words.HostKind: ("local", "namespace", "ssh", "container", "pod"),
     words.StepSession: ("passed", "unknown", "scenario"),
     words.StepProvider: ("passed", "omitted"),
     words.FaultKind: ("kill", "kill-runtime", "store-outage", "store-restart", "partition", "disk-full", "tear-log",

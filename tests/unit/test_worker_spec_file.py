@@ -12,10 +12,11 @@ import msgspec
 
 from handoff import scenario_files
 from handoff.export import k8s
+from handoff.hosts import pod
 from handoff.protocol import SPEC_OPTION, ActionFailed, Event, Finished
 from handoff.words import WorkerStage
 
-CLUSTER_SPEC = f"{k8s.SPEC_DIR}/spec.json"
+CLUSTER_SPEC = f"{pod.SPEC_DIR}/{pod.SPEC_FILE}"
 
 
 def _worker(*arguments: str, stdin: bytes = b"") -> list[Event]:
