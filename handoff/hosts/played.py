@@ -42,8 +42,8 @@ import yaml
 from handoff.containers.engine import Engine, EngineError
 from handoff.hosts.base import PIPES, PROJECT_ROOT, Launch
 from handoff.hosts.container import PYTHON, ContainerSetup, software_mounts
-from handoff.hosts.kube_play import Software, container_name, playable
-from handoff.hosts.pod import LABEL, WORKER, PodHost, claim, dns_label, step_objects
+from handoff.hosts.kube_play import Software, container_name, playable, spec_map
+from handoff.hosts.pod import LABEL, WITNESS_NAME, WORKER, PodHost, claim, dns_label, step_objects
 from handoff.processes import ProcessTracker
 from handoff.worker.__main__ import first_line
 
@@ -69,11 +69,7 @@ class PlayedPodHost(PodHost):
 
     def witness_url(self, url: str) -> str:
         """The Service's name, on the run's witness's port (the host alias leads to the LAN gateway)."""
-        return f"http://{self.witness_name}:{urlsplit(url).port}"
-
-    @property
-    def witness_name(self) -> str:
-        return urlsplit(super().witness_url("")).hostname
+        return f"http://{WITNESS_NAME}:{urlsplit(url).port}"
 
     async def start_worker(self, tracker: ProcessTracker, store: Path, stderr, cwd: Path, launch: Launch = Launch()):
         if launch != Launch():
@@ -83,10 +79,10 @@ class PlayedPodHost(PodHost):
         home = f"{self.prefix}-{store.name}"  # steps given the same home share its claim
         await self._claim(tracker, home, cwd)
         self._pods.append(pod)
-        self._volumes.add(f"{pod}-spec")  # the ConfigMap's volume, which outlives its pod
-        plan = {"pod": pod, "hostname": f"pod-{self.name}-{len(self._pods)}", "claim": home, "labels": self.labels, "image": self.setup.image,
-                "network": self.setup.network, "witness_address": self.lan_gateway,
-                "software": _software(self.setup.runtime).__dict__, "file": str(cwd / f"{pod}.yaml")}
+        self._volumes.add(spec_map(pod))  # the ConfigMap's volume, which outlives its pod
+        plan = {"pod": pod, "hostname": f"pod-{self.name}-{len(self._pods)}", "claim": home, "labels": self.labels,
+                "image": self.setup.image, "network": self.setup.network, "witness_address": self.lan_gateway,
+                "software": mounted_software(self.setup.runtime).__dict__, "file": str(cwd / f"{pod}.yaml")}
         return await tracker.spawn(sys.executable, "-m", "handoff.hosts.played", json.dumps(plan),
                                    env={**self.engine.env(), "PYTHONPATH": str(PROJECT_ROOT)}, stderr=stderr, **PIPES)
 
@@ -110,7 +106,8 @@ class PlayedPodHost(PodHost):
         await asyncio.to_thread(self.engine.remove_sync, "volume", volumes)
 
 
-def _software(runtime: Path) -> Software:
+def mounted_software(runtime: Path) -> Software:
+    """What a pod is given of this machine in place of the cluster image's install."""
     packages = sysconfig.get_paths()["purelib"]
     return Software(mounts=tuple((str(here), str(there)) for here, there in software_mounts(runtime)), python=PYTHON,
                     python_path=f"{PROJECT_ROOT}:{packages}", runtime=str(runtime))

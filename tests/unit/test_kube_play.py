@@ -127,3 +127,29 @@ def test_a_played_pod_is_told_the_witness_by_its_service_s_name_on_the_run_s_por
     assert host.witness_url("http://10.213.4.1:41234") == f"http://{pod.WITNESS_NAME}:41234"
     assert host.home(tmp_path / "home-shared") == pod.HOME
     assert host.on_simulated_lan and not host.carries_environment and host.has_own_runtime
+
+
+def test_the_witness_s_tokens_become_a_podman_secret_its_deployment_reads_by_the_run_s_name():
+    import base64
+
+    from handoff.export import k8s
+    from handoff.hosts.kube_play import playable_witness
+
+    scenario = scenario_files.load(scenario_files.available()["cross-pod-claim"])
+    objects = k8s.manifests(scenario, "registry.example/copilot-handoff:1")
+    exported = next(item for item in objects if item["metadata"]["name"] == k8s.WITNESS_TOKENS)
+    witness = playable_witness(objects, "handoff-1-x", "localhost/worker:1", SOFTWARE)
+    (name, content), = witness.secrets.items()
+    assert name == f"handoff-1-x-{k8s.WITNESS_TOKENS}"
+    assert {key: base64.b64decode(value).decode() for key, value in json.loads(content).items()} == \
+        exported["stringData"]
+    (container,) = witness.deployment["spec"]["template"]["spec"]["containers"]
+    [reference] = [variable["valueFrom"]["secretKeyRef"] for variable in container["env"] if "valueFrom" in variable]
+    assert reference == {"name": name, "key": "tokens.json"}
+    assert container["command"][0] == "python3.11" and container["image"] == "localhost/worker:1"
+    assert container["workingDir"] == "/tmp"
+    assert witness.deployment["metadata"]["name"] == f"handoff-1-x-{k8s.WITNESS_NAME}"
+    assert witness.container == f"handoff-1-x-{k8s.WITNESS_NAME}-pod-0-witness"
+    assert all(volume["name"].startswith("handoff-1-x-") for volume in
+               witness.deployment["spec"]["template"]["spec"]["volumes"])
+    kubernetes_validate.validate(witness.deployment, kubernetes_validate.latest_version(), strict=True)
