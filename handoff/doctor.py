@@ -156,6 +156,11 @@ def _containers() -> list[Line]:
     lines = [Line(OK, "container engine", f"podman {podman.version()} (--engine podman, the default)") if problem is None
              else Line(MISSING, "container engine", f"unavailable: {problem}; the container scenarios are skipped",
                        podman.install_hint())]
+    if problem is None:
+        pods = missing_capability(HostKind.POD)
+        lines.append(Line(OK, "pods", "podman kube play can play a step's exported objects") if pods is None
+                     else Line(MISSING, "pods", f"unavailable: {pods}; the pod scenarios are skipped",
+                               "apt-get install catatonit"))
     docker_problem = docker.problem()
     lines.append(Line(OK, "docker", "a Docker daemon answers (--engine docker)") if docker_problem is None
                  else Line(INFO, "docker", f"--engine docker scenarios would be skipped: {docker_problem}"))
