@@ -8,6 +8,7 @@ home, create / resume / close a session, send a turn, read metadata and the list
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version as package_version
@@ -25,6 +26,28 @@ from handoff.stores.files import STATE_ROOT, SessionFiles
 SDK_VERSION = package_version("github-copilot-sdk")  # of the environment this worker runs in
 TURN_TIMEOUT_SECONDS = 60.0  # the SDK's own default
 GITHUB_TOKEN_VARIABLES = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")  # what the runtime reads a token from
+# Where the runtime's native HTTP clients read their certificate authorities from. It builds
+# a client for each kind of service call, and each reads the whole trust store again
+# (measured, runtime 1.0.102, SSL_CERT_DIR=/etc/ssl/certs with 290 entries: per process 23
+# reads of the bundle and 7 scans of the directory on the Copilot API's path, 8 and 2 on
+# BYOK; most of the CPU one path costs over the other, BENCHMARKS.md section 4).
+TRUST_STORE_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+# A trust store of one certificate whose key was thrown away when it was made, so it signs
+# nothing: an empty one (/dev/null) fails every turn in the worker image ("no trust roots
+# available"), and any real authority would be one the runtime does not need.
+NO_TRUST_ROOT = Path(__file__).with_name("no-trust.pem")
+
+
+def without_trust_store(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a runtime whose every address is plain HTTP: it verifies no
+    certificate, so it is given :data:`NO_TRUST_ROOT` instead of reading the machine's
+    trust store for every client it builds."""
+    kept = {name: value for name, value in env.items() if name not in TRUST_STORE_VARIABLES}
+    return {**kept, "SSL_CERT_FILE": str(NO_TRUST_ROOT)}
+
+
+def plain_http(url: str) -> bool:
+    return url.lower().startswith("http://")
 
 
 @dataclass(frozen=True)
@@ -46,6 +69,11 @@ class Provider:
             "headers": self.headers,
         }
 
+    def environment(self, base: dict[str, str]) -> dict[str, str]:
+        """The runtime's environment: with no trust store when the endpoint is plain HTTP
+        (the witness, or the relay in front of a run's endpoint)."""
+        return without_trust_store(base) if plain_http(self.base_url) else base
+
 
 @dataclass(frozen=True)
 class CopilotService:
@@ -66,11 +94,13 @@ class CopilotService:
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
         """The runtime's environment: with ``api_url``, pointed there, and without any
-        GitHub token of the user's (only ``github_token`` is sent, never a real one)."""
+        GitHub token of the user's (only ``github_token`` is sent, never a real one); with
+        no trust store when that address is plain HTTP (the witness)."""
         if self.api_url is None:
             return base
         kept = {name: value for name, value in base.items() if name not in GITHUB_TOKEN_VARIABLES}
-        return {**kept, "COPILOT_API_URL": self.api_url, "COPILOT_DEBUG_GITHUB_API_URL": self.api_url}
+        pointed = {**kept, "COPILOT_API_URL": self.api_url, "COPILOT_DEBUG_GITHUB_API_URL": self.api_url}
+        return without_trust_store(pointed) if plain_http(self.api_url) else pointed
 
 
 @dataclass(frozen=True)
@@ -214,8 +244,7 @@ class Runtime:
             use_logged_in_user=False,
             session_fs=session_fs,
             # None: this process's own (a worker's was made for it by the coordinator)
-            env=provider.environment(dict(os.environ if env is None else env)) if isinstance(provider, CopilotService)
-            else env,
+            env=provider.environment(dict(os.environ if env is None else env)) if provider is not None else env,
         )
         self._turn_headers = provider.headers if isinstance(provider, CopilotService) else {}
         self._options = options or SessionOptions(model=provider.model if provider else None)

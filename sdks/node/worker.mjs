@@ -93,15 +93,27 @@ function secret(spec, name) {
 // The variables a user's own GitHub token may be in: the runtime must see only the witness's.
 const GITHUB_TOKEN_VARIABLES = ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"];
 
+// handoff/worker/sdk.py's without_trust_store: a runtime whose every address is plain HTTP
+// verifies no certificate, so it is not made to read the machine's trust store for every
+// HTTP client it builds; it is given one certificate that signs nothing instead.
+const TRUST_STORE_VARIABLES = ["SSL_CERT_FILE", "SSL_CERT_DIR"];
+const NO_TRUST_ROOT = new URL("../../handoff/worker/no-trust.pem", import.meta.url).pathname;
+function withoutTrustStore(env) {
+  const kept = Object.fromEntries(Object.entries(env).filter(([name]) => !TRUST_STORE_VARIABLES.includes(name)));
+  return { ...kept, SSL_CERT_FILE: NO_TRUST_ROOT };
+}
+const plainHttp = (url) => url.toLowerCase().startsWith("http://");
+
 // The Copilot service: the real one, or the witness's (its URL for both of the runtime's
 // APIs, the token it issued to this step, the step's tags on every turn).
 function copilotService(spec, backend) {
   if (backend.kind === "witness-copilot-api") {
     if (!spec.witness_url || !spec.witness_token) throw new Error("the witness's Copilot API needs its URL and a token it issued");
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !GITHUB_TOKEN_VARIABLES.includes(name)));
+    const kept = Object.fromEntries(Object.entries(process.env).filter(([name]) => !GITHUB_TOKEN_VARIABLES.includes(name)));
+    const env = { ...kept, COPILOT_API_URL: spec.witness_url, COPILOT_DEBUG_GITHUB_API_URL: spec.witness_url };
     return {
       model: backend.model || undefined, provider: undefined, gitHubToken: spec.witness_token, turnHeaders: { ...(spec.tags ?? {}) },
-      env: { ...env, COPILOT_API_URL: spec.witness_url, COPILOT_DEBUG_GITHUB_API_URL: spec.witness_url },
+      env: plainHttp(spec.witness_url) ? withoutTrustStore(env) : env,
     };
   }
   const token = secret(spec, backend.token_env);
@@ -125,7 +137,8 @@ function modelSettings(spec) {
     baseUrl = spec.witness_url ? `${spec.witness_url}/v1` : backend.provider_url;
   }
   const provider = { type: "openai", wireApi: "completions", baseUrl, apiKey, headers: { ...(spec.tags ?? {}) } };
-  return { model: backend.model, provider, gitHubToken: undefined };
+  const env = plainHttp(baseUrl) ? withoutTrustStore(process.env) : undefined;
+  return { model: backend.model, provider, gitHubToken: undefined, env };
 }
 
 // This machine's address on the route to the witness (a connected UDP socket sends nothing).

@@ -9,7 +9,7 @@ import pytest
 
 from handoff.protocol import COPILOT, WITNESS, WITNESS_COPILOT_API, Backend
 from handoff.worker.model import model_source
-from handoff.worker.sdk import CopilotService, Provider
+from handoff.worker.sdk import NO_TRUST_ROOT, CopilotService, Provider
 
 URL = "http://10.0.0.1:4000"
 TAGS = {"x-handoff-step": "B"}
@@ -47,3 +47,31 @@ def test_a_changed_model_is_one_the_path_answers_to():
 
     assert second_model(Backend(WITNESS_COPILOT_API, MODELS[0]), MODELS[0]) in MODELS[1:]  # the service lists it
     assert second_model(Backend(WITNESS, "handoff-witness"), "handoff-witness") == "handoff-witness-second"
+
+
+MACHINE = {"PATH": "/usr/bin", "SSL_CERT_FILE": "/etc/ssl/certs/ca-certificates.crt", "SSL_CERT_DIR": "/etc/ssl/certs",
+           "GH_TOKEN": "gho_users_own"}
+
+
+def test_a_runtime_that_speaks_only_plain_http_reads_no_trust_store():
+    # Every address of the witness's paths is http://: the runtime verifies no certificate,
+    # and is spared reading the machine's trust store for each HTTP client it builds.
+    witness_paths = (model_source(Backend(WITNESS, "handoff-witness"), URL, TAGS),
+                     model_source(Backend(WITNESS_COPILOT_API, "claude-haiku-4.5"), URL, TAGS, token="gho_step"))
+    for source in witness_paths:
+        env = source.environment(dict(MACHINE))
+        assert env["SSL_CERT_FILE"] == str(NO_TRUST_ROOT) and "SSL_CERT_DIR" not in env and env["PATH"] == "/usr/bin"
+    assert "GH_TOKEN" not in witness_paths[1].environment(dict(MACHINE))  # only the token the witness issued
+
+
+def test_a_runtime_that_may_speak_tls_keeps_the_machine_s_trust_store(monkeypatch):
+    monkeypatch.setenv("COPILOT_GITHUB_TOKEN", "gho_users_own")
+    real_service = model_source(Backend(COPILOT, "claude-haiku-4.5", token_env="COPILOT_GITHUB_TOKEN"))
+    hosted = Provider("https://api.example.com/v1", "some-model", {})
+    for source in (real_service, hosted):
+        assert source.environment(dict(MACHINE)) == MACHINE
+
+
+def test_the_trust_store_given_holds_one_certificate():
+    # Not empty: the runtime in the worker image fails every turn with no trust root at all.
+    assert NO_TRUST_ROOT.read_text().count("BEGIN CERTIFICATE") == 1
