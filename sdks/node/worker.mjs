@@ -18,6 +18,7 @@ import dgram from "node:dgram";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 import { CopilotClient, RuntimeConnection, approveAll } from "@github/copilot-sdk";
 
@@ -97,7 +98,7 @@ const GITHUB_TOKEN_VARIABLES = ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKE
 // verifies no certificate, so it is not made to read the machine's trust store for every
 // HTTP client it builds; it is given one certificate that signs nothing instead.
 const TRUST_STORE_VARIABLES = ["SSL_CERT_FILE", "SSL_CERT_DIR"];
-const NO_TRUST_ROOT = new URL("../../handoff/worker/no-trust.pem", import.meta.url).pathname;
+const NO_TRUST_ROOT = fileURLToPath(new URL("../../handoff/worker/no-trust.pem", import.meta.url));
 function withoutTrustStore(env) {
   const kept = Object.fromEntries(Object.entries(env).filter(([name]) => !TRUST_STORE_VARIABLES.includes(name)));
   return { ...kept, SSL_CERT_FILE: NO_TRUST_ROOT };
