@@ -8,10 +8,10 @@ home, create / resume / close a session, send a turn, read metadata and the list
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version as package_version
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from copilot import CopilotClient
@@ -70,8 +70,8 @@ class Provider:
         }
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
-        """The runtime's environment: with no trust store when the endpoint is plain HTTP
-        (the witness, or the relay in front of a run's endpoint)."""
+        """The runtime's environment: without the machine's trust store when the endpoint
+        is plain HTTP (the witness, or the relay in front of a run's endpoint)."""
         return without_trust_store(base) if plain_http(self.base_url) else base
 
 
@@ -94,8 +94,8 @@ class CopilotService:
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
         """The runtime's environment: with ``api_url``, pointed there, and without any
-        GitHub token of the user's (only ``github_token`` is sent, never a real one); with
-        no trust store when that address is plain HTTP (the witness)."""
+        GitHub token of the user's (only ``github_token`` is sent, never a real one); without
+        the machine's trust store when that address is plain HTTP (the witness)."""
         if self.api_url is None:
             return base
         kept = {name: value for name, value in base.items() if name not in GITHUB_TOKEN_VARIABLES}
